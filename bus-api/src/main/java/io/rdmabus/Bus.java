@@ -1,0 +1,85 @@
+package io.rdmabus;
+
+import org.reactivestreams.Publisher;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A broker-less publish/subscribe bus over one transport (RDMA, Aeron or TCP).
+ *
+ * <pre>{@code
+ * try (Bus bus = Bus.builder().transport("aeron-ipc").build()) {
+ *     Topic<String> news = Topic.of("news", Codecs.utf8(), Delivery.RELIABLE);
+ *     bus.subscribe(news).subscribe(System.out::println);
+ *     bus.publish(news, Flux.just("hello", "world")).block();
+ * }
+ * }</pre>
+ *
+ * <p>Subscriptions are cold: nothing is received until the {@code Flux} is subscribed, and each subscription
+ * sees what is published after it connected. Closing the bus completes every subscription's {@code Flux}.
+ */
+public interface Bus extends AutoCloseable {
+    /** @return a builder with sensible defaults (transport {@code "auto"}, backoff idle strategy) */
+    static BusBuilder builder() {
+        return new BusBuilder();
+    }
+
+    /**
+     * @param topic the topic
+     * @param <T>   value type
+     * @return the values, honouring demand (reliable: demand becomes credits, so a slow subscriber slows publishers)
+     */
+    default <T> Flux<T> subscribe(final Topic<T> topic) {
+        return subscribeReceived(topic, SubscribeOptions.defaults()).map(Received::value);
+    }
+
+    /**
+     * @param topic   the topic
+     * @param options slow-consumer policy and ring size
+     * @param <T>     value type
+     * @return the values
+     */
+    default <T> Flux<T> subscribe(final Topic<T> topic, final SubscribeOptions<T> options) {
+        return subscribeReceived(topic, options).map(Received::value);
+    }
+
+    /**
+     * @param topic   the topic
+     * @param options slow-consumer policy and ring size
+     * @param <T>     value type
+     * @return values with publisher session, sequence, timestamp and the count of messages lost before each
+     */
+    <T> Flux<Received<T>> subscribeReceived(Topic<T> topic, SubscribeOptions<T> options);
+
+    /**
+     * Publishes every value of {@code values} under a new publisher session, requesting from {@code values} only
+     * as fast as the transport takes them (reliable: as fast as the slowest subscriber). Reliable topics wait for a
+     * subscriber before the first value; best-effort values with no subscriber are dropped and counted. The work runs
+     * on the thread that emits {@code values}.
+     *
+     * @param topic  the topic
+     * @param values the values
+     * @param <T>    value type
+     * @return completes when every value was taken; errors with {@link MessageTooLargeException} or
+     *     {@link BusException} if the bus closes
+     */
+    <T> Mono<Void> publish(Topic<T> topic, Publisher<? extends T> values);
+
+    /**
+     * @param topic the topic
+     * @param <T>   value type
+     * @return a new imperative publication with its own session
+     */
+    <T> BusPublication<T> publication(Topic<T> topic);
+
+    /** @return the transport's name, e.g. {@code "aeron-udp"} */
+    String transportName();
+
+    /** @return a snapshot of the counters */
+    BusStats stats();
+
+    /** Completes all subscriptions, closes publications, stops the bus's and the transport's threads. Idempotent. */
+    @Override
+    void close();
+}

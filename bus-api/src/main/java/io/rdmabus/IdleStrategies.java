@@ -1,0 +1,38 @@
+package io.rdmabus;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
+/**
+ * Idle strategies by name, for configuration. The default, {@code backoff}, spins briefly, then yields, then parks
+ * up to 1 ms: it leaves cores to others when idle (on a 2-core machine several busy-spinning agents starve each
+ * other). {@code busy-spin} is for dedicated, isolated cores only.
+ */
+public final class IdleStrategies {
+    /** The names {@link #supplier} accepts. */
+    public static final String NAMES = "busy-spin, yielding, backoff, sleeping";
+
+    private IdleStrategies() {
+    }
+
+    /**
+     * @param name one of {@link #NAMES}
+     * @return a supplier of fresh instances (one per agent; idle strategies hold state)
+     * @throws BusConfigurationException for an unknown name
+     */
+    public static Supplier<IdleStrategy> supplier(final String name) {
+        return switch (name == null ? "" : name) {
+            case "busy-spin" -> BusySpinIdleStrategy::new;
+            case "yielding" -> YieldingIdleStrategy::new;
+            case "backoff" -> () -> new BackoffIdleStrategy(10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
+            case "sleeping" -> () -> new SleepingMillisIdleStrategy(1);
+            default -> throw new BusConfigurationException("Unknown idle strategy '" + name + "': use one of " + NAMES);
+        };
+    }
+}

@@ -1,0 +1,119 @@
+package io.rdmabus;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import io.rdmabus.codec.Codec;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.TopicDescriptor;
+
+/**
+ * A named stream of values of one type: name + {@link Codec} + {@link Delivery}. Immutable; create once and share.
+ *
+ * <pre>{@code
+ * Topic<String> news = Topic.of("news", Codecs.utf8(), Delivery.RELIABLE);
+ * }</pre>
+ *
+ * @param <T> the value type
+ */
+public final class Topic<T> {
+    /** Largest message a topic may declare, in bytes (16 MiB). */
+    public static final int MAX_MESSAGE_LENGTH_LIMIT = 16 * 1024 * 1024;
+    /** Default largest reliable message, in bytes. */
+    public static final int DEFAULT_MAX_MESSAGE_LENGTH = 1024 * 1024;
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+    private final String name;
+    private final Codec<T> codec;
+    private final Delivery delivery;
+    private final int maxMessageLength;
+    private final int topicId;
+
+    private Topic(final String name, final Codec<T> codec, final Delivery delivery, final int maxMessageLength) {
+        this.name = name;
+        this.codec = codec;
+        this.delivery = delivery;
+        this.maxMessageLength = maxMessageLength;
+        this.topicId = FrameHeader.topicId(name);
+    }
+
+    /**
+     * @param name     1..128 characters of {@code [A-Za-z0-9._-]}
+     * @param codec    how values become bytes
+     * @param delivery best effort or reliable
+     * @param <T>      value type
+     * @return the topic, with {@link #DEFAULT_MAX_MESSAGE_LENGTH}
+     * @throws BusConfigurationException for a bad name or a null argument
+     */
+    public static <T> Topic<T> of(final String name, final Codec<T> codec, final Delivery delivery) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new BusConfigurationException("Bad topic name '" + name + "': use 1 to 128 characters of A-Z a-z 0-9 . _ -");
+        }
+        if (codec == null) {
+            throw new BusConfigurationException("Topic '" + name + "' needs a codec, e.g. Codecs.utf8() or Codecs.bytes()");
+        }
+        if (delivery == null) {
+            throw new BusConfigurationException("Topic '" + name + "' needs a delivery: Delivery.BEST_EFFORT or Delivery.RELIABLE");
+        }
+        return new Topic<>(name, codec, delivery, DEFAULT_MAX_MESSAGE_LENGTH);
+    }
+
+    /**
+     * @param maxMessageLengthBytes largest encoded message, 1..{@link #MAX_MESSAGE_LENGTH_LIMIT}
+     * @return a copy with that limit
+     */
+    public Topic<T> withMaxMessageLength(final int maxMessageLengthBytes) {
+        if (maxMessageLengthBytes < 1 || maxMessageLengthBytes > MAX_MESSAGE_LENGTH_LIMIT) {
+            throw new BusConfigurationException("Topic '" + name + "': maxMessageLength " + maxMessageLengthBytes
+                + " is out of range 1.." + MAX_MESSAGE_LENGTH_LIMIT);
+        }
+        return new Topic<>(name, codec, delivery, maxMessageLengthBytes);
+    }
+
+    /** @return the name */
+    public String name() {
+        return name;
+    }
+
+    /** @return the codec */
+    public Codec<T> codec() {
+        return codec;
+    }
+
+    /** @return the delivery */
+    public Delivery delivery() {
+        return delivery;
+    }
+
+    /** @return the largest encoded message in bytes */
+    public int maxMessageLength() {
+        return maxMessageLength;
+    }
+
+    /** @return the id carried in frame headers */
+    public int topicId() {
+        return topicId;
+    }
+
+    /** @return what a transport needs to know */
+    public TopicDescriptor descriptor() {
+        return new TopicDescriptor(name, topicId, delivery, maxMessageLength);
+    }
+
+    @Override
+    public boolean equals(final Object o) {
+        return o instanceof Topic<?> t && t.name.equals(name) && t.delivery == delivery && t.maxMessageLength == maxMessageLength
+            && t.codec.equals(codec);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, delivery, maxMessageLength);
+    }
+
+    @Override
+    public String toString() {
+        return "Topic[" + name + ", " + delivery + ", " + codec.name() + "]";
+    }
+}

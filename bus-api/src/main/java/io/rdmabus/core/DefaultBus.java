@@ -1,0 +1,205 @@
+package io.rdmabus.core;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusConfigurationException;
+import io.rdmabus.BusException;
+import io.rdmabus.BusPublication;
+import io.rdmabus.BusStats;
+import io.rdmabus.Received;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.Topic;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.Discovery;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportContext;
+import io.rdmabus.spi.TransportPublication;
+
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.IdleStrategy;
+import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
+import reactor.core.publisher.Mono;
+
+/** The bus over one transport: publications encode in place, subscriptions go through a ring into a {@code Flux}. */
+public final class DefaultBus implements Bus {
+    private static final Logger LOG = LoggerFactory.getLogger(DefaultBus.class);
+
+    private final String name;
+    private final Transport transport;
+    private final Supplier<IdleStrategy> idleStrategies;
+    private final DeliveryAgent deliveryAgent;
+    private final AgentRunner deliveryRunner;
+    private final List<SubscriptionChannel<?>> channels = new CopyOnWriteArrayList<>();
+    private final List<DefaultPublication<?>> publications = new CopyOnWriteArrayList<>();
+    private final Map<Integer, String> topicNamesById = new ConcurrentHashMap<>();
+    private final AtomicLong published = new AtomicLong();
+    private final AtomicLong droppedNotConnected = new AtomicLong();
+    private final AtomicLong agentErrors = new AtomicLong();
+    private volatile boolean closed;
+
+    /**
+     * @param name           bus name
+     * @param transport      an unstarted transport this bus owns
+     * @param idleStrategies idle strategy for every agent
+     * @param discovery      handed to the transport
+     */
+    public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery) {
+        this.name = name;
+        this.transport = transport;
+        this.idleStrategies = idleStrategies;
+        transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery));
+        this.deliveryAgent = new DeliveryAgent(name);
+        this.deliveryRunner = new AgentRunner(idleStrategies.get(), this::onAgentError, null, deliveryAgent);
+        AgentRunner.startOnThread(deliveryRunner);
+    }
+
+    private void onAgentError(final Throwable error) {
+        agentErrors.incrementAndGet();
+        LOG.error("bus {}: agent error", name, error);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new BusException("Bus '" + name + "' is closed");
+        }
+    }
+
+    private void register(final Topic<?> topic) {
+        final String previous = topicNamesById.putIfAbsent(topic.topicId(), topic.name());
+        if (previous != null && !previous.equals(topic.name())) {
+            throw new BusConfigurationException("Topic names '" + previous + "' and '" + topic.name() + "' hash to the same topic id "
+                + topic.topicId() + ": rename one of them");
+        }
+    }
+
+    @Override
+    public <T> Flux<Received<T>> subscribeReceived(final Topic<T> topic, final SubscribeOptions<T> options) {
+        if (topic == null || options == null) {
+            throw new BusConfigurationException("subscribe needs a topic and options (SubscribeOptions.defaults())");
+        }
+        return Flux.create(sink -> {
+            try {
+                checkOpen();
+                register(topic);
+            } catch (final BusException ex) {
+                sink.error(ex);
+                return;
+            }
+            final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
+            final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame);
+            channel.sink = sink;
+            try {
+                channel.transportSubscription = transport.addSubscription(topic.descriptor(), channel);
+            } catch (final RuntimeException ex) {
+                sink.error(ex);
+                return;
+            }
+            channels.add(channel);
+            deliveryAgent.add(channel);
+            sink.onDispose(() -> {
+                channel.close();
+                channels.remove(channel);
+                if (!closed) {
+                    deliveryAgent.remove(channel);
+                }
+            });
+        }, FluxSink.OverflowStrategy.ERROR);
+    }
+
+    @Override
+    public <T> Mono<Void> publish(final Topic<T> topic, final Publisher<? extends T> values) {
+        return Mono.create(done -> {
+            final DefaultPublication<T> publication;
+            try {
+                publication = newPublication(topic);
+            } catch (final RuntimeException ex) {
+                done.error(ex);
+                return;
+            }
+            values.subscribe(new PublishSubscriber<T>(this, publication, done, idleStrategies.get()));
+        });
+    }
+
+    @Override
+    public <T> BusPublication<T> publication(final Topic<T> topic) {
+        return newPublication(topic);
+    }
+
+    private <T> DefaultPublication<T> newPublication(final Topic<T> topic) {
+        if (topic == null) {
+            throw new BusConfigurationException("publication needs a topic");
+        }
+        checkOpen();
+        register(topic);
+        final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
+        if (maxFrame <= FrameHeader.LENGTH) {
+            throw new BusConfigurationException("Transport " + transport.name() + " carries frames of at most " + maxFrame
+                + " bytes for " + topic.delivery() + ", no room after the " + FrameHeader.LENGTH + "-byte header");
+        }
+        final TransportPublication tp = transport.addPublication(topic.descriptor());
+        int sessionId;
+        do {
+            sessionId = ThreadLocalRandom.current().nextInt();
+        } while (sessionId == 0);
+        final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId);
+        publications.add(publication);
+        return publication;
+    }
+
+    void onPublished() {
+        published.incrementAndGet();
+    }
+
+    void onDroppedNotConnected() {
+        droppedNotConnected.incrementAndGet();
+    }
+
+    void onPublicationClosed(final DefaultPublication<?> publication) {
+        publications.remove(publication);
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public String transportName() {
+        return transport.name();
+    }
+
+    @Override
+    public BusStats stats() {
+        return new BusStats(transport.name(), channels.stream().map(SubscriptionChannel::stats).toList(), published.get(),
+            droppedNotConnected.get());
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (final DefaultPublication<?> publication : publications) {
+            publication.close();
+        }
+        for (final SubscriptionChannel<?> channel : channels) {
+            channel.close();
+        }
+        deliveryRunner.close(); // runs DeliveryAgent.onClose on its thread: completes every subscriber
+        transport.close();
+        channels.clear();
+        LOG.info("bus {} closed ({} agent errors)", name, agentErrors.get());
+    }
+}

@@ -1,0 +1,175 @@
+package io.rdmabus.core;
+
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Topic;
+import io.rdmabus.codec.Codec;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.FrameClaim;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportStatus;
+
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.EpochNanoClock;
+import org.agrona.concurrent.SystemEpochNanoClock;
+
+/**
+ * Encodes in place into the transport's claimed buffer; fragments reliable messages larger than one frame.
+ *
+ * @param <T> value type
+ */
+final class DefaultPublication<T> implements BusPublication<T> {
+    private static final long CLOSE_LINGER_NS = 5_000_000_000L;
+
+    private final Topic<T> topic;
+    private final Codec<T> codec;
+    private final TransportPublication transportPublication;
+    private final int sessionId;
+    private final int maxPayload;
+    private final EpochNanoClock clock = new SystemEpochNanoClock();
+    private final DefaultBus bus;
+    private long nextSequence;
+    private boolean closed;
+
+    private ExpandableDirectByteBuffer scratch;
+    private int pendingLength;
+    private int pendingOffset;
+    private long pendingTimestampNs;
+
+    DefaultPublication(final DefaultBus bus, final Topic<T> topic, final TransportPublication transportPublication, final int sessionId) {
+        this.bus = bus;
+        this.topic = topic;
+        this.codec = topic.codec();
+        this.transportPublication = transportPublication;
+        this.sessionId = sessionId;
+        this.maxPayload = transportPublication.maxFrameLength() - FrameHeader.LENGTH;
+    }
+
+    @Override
+    public int offer(final T value) {
+        if (closed || bus.isClosed()) {
+            return PublishStatus.CLOSED;
+        }
+        if (pendingOffset < pendingLength) {
+            final int status = flush();
+            if (status != PublishStatus.OK) {
+                return status == PublishStatus.CLOSED ? status : PublishStatus.BACK_PRESSURED;
+            }
+        }
+        final int length = codec.encodedLength(value);
+        if (length < 0 || length > topic.maxMessageLength()) {
+            return PublishStatus.MESSAGE_TOO_LARGE;
+        }
+        final long timestampNs = clock.nanoTime();
+        if (length <= maxPayload) {
+            final int status = transportPublication.tryClaim(FrameHeader.LENGTH + length);
+            if (status != TransportStatus.OK) {
+                return map(status);
+            }
+            final FrameClaim claim = transportPublication.claim();
+            FrameHeader.write(claim.buffer(), claim.offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + length,
+                topic.topicId(), sessionId, nextSequence, timestampNs);
+            try {
+                codec.encode(value, claim.buffer(), claim.offset() + FrameHeader.LENGTH);
+            } catch (final RuntimeException ex) {
+                claim.abort();
+                throw ex;
+            }
+            claim.commit();
+            nextSequence++;
+            bus.onPublished();
+            return PublishStatus.OK;
+        }
+        if (topic.delivery() == Delivery.BEST_EFFORT) {
+            return PublishStatus.MESSAGE_TOO_LARGE;
+        }
+        if (scratch == null) {
+            scratch = new ExpandableDirectByteBuffer(length);
+        }
+        scratch.checkLimit(length);
+        codec.encode(value, scratch, 0);
+        pendingLength = length;
+        pendingOffset = 0;
+        pendingTimestampNs = timestampNs;
+        final int first = sendFragment();
+        if (first != TransportStatus.OK) {
+            pendingLength = 0;
+            return map(first);
+        }
+        bus.onPublished();
+        flush();
+        return PublishStatus.OK;
+    }
+
+    @Override
+    public int flush() {
+        while (pendingOffset < pendingLength) {
+            final int status = sendFragment();
+            if (status != TransportStatus.OK) {
+                return status == TransportStatus.CLOSED ? PublishStatus.CLOSED : PublishStatus.BACK_PRESSURED;
+            }
+        }
+        pendingLength = 0;
+        pendingOffset = 0;
+        return PublishStatus.OK;
+    }
+
+    private int sendFragment() {
+        final int chunk = Math.min(maxPayload, pendingLength - pendingOffset);
+        final int status = transportPublication.tryClaim(FrameHeader.LENGTH + chunk);
+        if (status != TransportStatus.OK) {
+            return status;
+        }
+        final int flags = (pendingOffset == 0 ? FrameHeader.FLAG_BEGIN : 0)
+            | (pendingOffset + chunk == pendingLength ? FrameHeader.FLAG_END : 0);
+        final FrameClaim claim = transportPublication.claim();
+        FrameHeader.write(claim.buffer(), claim.offset(), flags, FrameHeader.LENGTH + chunk, topic.topicId(), sessionId, nextSequence,
+            pendingTimestampNs);
+        claim.buffer().putBytes(claim.offset() + FrameHeader.LENGTH, scratch, pendingOffset, chunk);
+        claim.commit();
+        nextSequence++;
+        pendingOffset += chunk;
+        return TransportStatus.OK;
+    }
+
+    static int map(final int transportStatus) {
+        return switch (transportStatus) {
+            case TransportStatus.OK -> PublishStatus.OK;
+            case TransportStatus.NOT_CONNECTED -> PublishStatus.NOT_CONNECTED;
+            case TransportStatus.CLOSED -> PublishStatus.CLOSED;
+            case TransportStatus.FRAME_TOO_LARGE -> PublishStatus.MESSAGE_TOO_LARGE;
+            default -> PublishStatus.BACK_PRESSURED;
+        };
+    }
+
+    @Override
+    public boolean isConnected() {
+        return transportPublication.isConnected();
+    }
+
+    @Override
+    public int sessionId() {
+        return sessionId;
+    }
+
+    @Override
+    public Topic<T> topic() {
+        return topic;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        final long deadlineNs = System.nanoTime() + CLOSE_LINGER_NS;
+        while (pendingOffset < pendingLength && flush() == PublishStatus.BACK_PRESSURED && System.nanoTime() < deadlineNs) {
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+        closed = true;
+        transportPublication.close();
+        bus.onPublicationClosed(this);
+    }
+}

@@ -1,0 +1,375 @@
+package io.rdmabus.core;
+
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import com.lmax.disruptor.EventPoller;
+import com.lmax.disruptor.InsufficientCapacityException;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.dsl.ProducerType;
+
+import io.rdmabus.Delivery;
+import io.rdmabus.Received;
+import io.rdmabus.SlowConsumerPolicy;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.SubscriptionStats;
+import io.rdmabus.Topic;
+import io.rdmabus.codec.CodecException;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TransportSubscription;
+
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Int2IntHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import reactor.core.publisher.FluxSink;
+
+/**
+ * One subscription: the transport's receive thread validates, sequences and reassembles frames and copies each
+ * message into a Disruptor ring; the bus's delivery agent drains the ring as the subscriber's demand allows,
+ * decodes, applies the slow-consumer policy and emits into the {@code Flux}.
+ *
+ * @param <T> value type
+ */
+final class SubscriptionChannel<T> implements SubscriptionSink {
+    private static final Logger LOG = LoggerFactory.getLogger(SubscriptionChannel.class);
+    private static final int DELIVERY_BATCH = 256;
+    private static final long LOG_FIRST_N = 10;
+    private static final long LOG_EVERY_N = 1000;
+
+    final Topic<T> topic;
+    private final SubscribeOptions<T> options;
+    private final boolean backpressure;
+    private final int maxFrameLength;
+    private final RingBuffer<FrameEvent> ring;
+    private final EventPoller<FrameEvent> poller;
+
+    // receive thread only
+    private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
+
+    // delivery agent only
+    private final Int2IntHashMap lostCarry = new Int2IntHashMap(0);
+    private final ArrayDeque<Received<T>> dropOldest;
+    private final LinkedHashMap<Object, Received<T>> conflated;
+    private final EventPoller.Handler<FrameEvent> drainHandler = this::onRingEvent;
+    private long deliverBudget;
+
+    private final AtomicLong framesReceived = new AtomicLong();
+    private final AtomicLong delivered = new AtomicLong();
+    private final AtomicLong malformed = new AtomicLong();
+    private final AtomicLong gaps = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong duplicates = new AtomicLong();
+
+    volatile FluxSink<Received<T>> sink;
+    volatile TransportSubscription transportSubscription;
+    private volatile Throwable transportError;
+    private boolean terminated;
+    private volatile boolean closed;
+
+    SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength) {
+        this.topic = topic;
+        this.options = options;
+        this.backpressure = topic.delivery() == Delivery.RELIABLE || options.policy() == SlowConsumerPolicy.BACKPRESSURE;
+        this.maxFrameLength = maxFrameLength;
+        this.ring = RingBuffer.create(ProducerType.MULTI, FrameEvent::new, options.ringSize(),
+            new com.lmax.disruptor.BlockingWaitStrategy());
+        this.poller = ring.newPoller();
+        ring.addGatingSequences(poller.getSequence());
+        this.dropOldest = !backpressure && options.policy() == SlowConsumerPolicy.DROP_OLDEST ? new ArrayDeque<>(options.bufferSize()) : null;
+        this.conflated = !backpressure && options.policy() == SlowConsumerPolicy.CONFLATE_LATEST ? new LinkedHashMap<>() : null;
+    }
+
+    // ---------------------------------------------------------------- receive side (transport thread)
+
+    @Override
+    public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
+        if (closed) {
+            return CONTINUE;
+        }
+        final int validity = FrameHeader.validate(buffer, offset, length, maxFrameLength);
+        if (validity != FrameHeader.VALID) {
+            countMalformed(FrameHeader.describe(validity), length);
+            return CONTINUE;
+        }
+        final int topicId = FrameHeader.topicId(buffer, offset);
+        if (topicId != topic.topicId()) {
+            countMalformed("topic id " + topicId + " is not " + topic.name() + "'s " + topic.topicId(), length);
+            return CONTINUE;
+        }
+        final int sessionId = FrameHeader.sessionId(buffer, offset);
+        SessionState session = sessions.get(sessionId);
+        if (session == null) {
+            session = new SessionState();
+            sessions.put(sessionId, session);
+        }
+        final long sequence = FrameHeader.sequence(buffer, offset);
+        if (session.nextSequence >= 0 && sequence < session.nextSequence) {
+            duplicates.incrementAndGet();
+            return CONTINUE;
+        }
+        final long gap = session.nextSequence < 0 ? 0 : sequence - session.nextSequence;
+        final int flags = FrameHeader.flags(buffer, offset);
+        final boolean end = (flags & FrameHeader.FLAG_END) != 0;
+
+        long slot = -1;
+        if (end) {
+            try {
+                slot = ring.tryNext();
+            } catch (final InsufficientCapacityException ex) {
+                if (backpressure) {
+                    return BACK_PRESSURE; // nothing consumed; the transport offers this frame again later
+                }
+                framesReceived.incrementAndGet();
+                dropped.incrementAndGet();
+                recordGap(session, gap);
+                session.lostPending++;
+                session.reassemblyLength = -1;
+                session.nextSequence = sequence + 1;
+                return CONTINUE;
+            }
+        }
+        framesReceived.incrementAndGet();
+        recordGap(session, gap);
+        session.nextSequence = sequence + 1;
+        final int payloadOffset = offset + FrameHeader.LENGTH;
+        final int payloadLength = length - FrameHeader.LENGTH;
+        final long timestampNs = FrameHeader.timestampNs(buffer, offset);
+        final boolean begin = (flags & FrameHeader.FLAG_BEGIN) != 0;
+
+        if (begin && end) {
+            if (session.reassemblyLength >= 0) {
+                session.lostPending++; // a fragmented message lost its tail
+                session.reassemblyLength = -1;
+            }
+            publish(slot, session, buffer, payloadOffset, payloadLength, sessionId, sequence, timestampNs);
+            return CONTINUE;
+        }
+        if (begin) {
+            if (session.reassemblyLength >= 0) {
+                session.lostPending++;
+            }
+            session.reassemblyLength = 0;
+            session.reassemblyFirstSequence = sequence;
+            session.reassemblyTimestampNs = timestampNs;
+        } else if (session.reassemblyLength < 0 || gap > 0) {
+            // a middle or end fragment without its beginning: the message is lost
+            if (session.reassemblyLength >= 0 || gap == 0) {
+                session.lostPending++;
+            }
+            session.reassemblyLength = -1;
+            skip(slot);
+            return CONTINUE;
+        }
+        if (session.reassemblyLength + payloadLength > topic.maxMessageLength()) {
+            countMalformed("reassembled message exceeds maxMessageLength " + topic.maxMessageLength(), length);
+            session.lostPending++;
+            session.reassemblyLength = -1;
+            skip(slot);
+            return CONTINUE;
+        }
+        session.reassembly.putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
+        session.reassemblyLength += payloadLength;
+        if (end) {
+            final int messageLength = session.reassemblyLength;
+            session.reassemblyLength = -1;
+            publish(slot, session, session.reassembly, 0, messageLength, sessionId, session.reassemblyFirstSequence,
+                session.reassemblyTimestampNs);
+        }
+        return CONTINUE;
+    }
+
+    private void recordGap(final SessionState session, final long gap) {
+        if (gap > 0) {
+            gaps.addAndGet(gap);
+            session.lostPending += gap;
+        }
+    }
+
+    private void publish(final long slot, final SessionState session, final DirectBuffer src, final int srcOffset, final int length,
+                         final int sessionId, final long sequence, final long timestampNs) {
+        final FrameEvent event = ring.get(slot);
+        event.payload.putBytes(0, src, srcOffset, length);
+        event.length = length;
+        event.sessionId = sessionId;
+        event.sequence = sequence;
+        event.timestampNs = timestampNs;
+        event.lostBefore = session.lostPending;
+        session.lostPending = 0;
+        ring.publish(slot);
+    }
+
+    /** A claimed slot that carries no message (its fragments were lost): the consumer skips it. */
+    private void skip(final long slot) {
+        if (slot >= 0) {
+            ring.get(slot).length = -1;
+            ring.publish(slot);
+        }
+    }
+
+    private void countMalformed(final String why, final int length) {
+        final long n = malformed.incrementAndGet();
+        if (n <= LOG_FIRST_N || n % LOG_EVERY_N == 0) {
+            LOG.warn("topic {}: dropped malformed frame #{} ({} bytes): {}", topic.name(), n, length, why);
+        }
+    }
+
+    @Override
+    public long availableCredits() {
+        return ring.remainingCapacity();
+    }
+
+    @Override
+    public void onTransportError(final Throwable cause) {
+        transportError = cause;
+    }
+
+    // ---------------------------------------------------------------- delivery side (delivery agent)
+
+    /** @return work done */
+    int deliver() {
+        final FluxSink<Received<T>> out = sink;
+        if (out == null || terminated) {
+            return 0;
+        }
+        final Throwable error = transportError;
+        if (error != null) {
+            terminated = true;
+            out.error(error);
+            return 1;
+        }
+        int work = 0;
+        if (backpressure) {
+            final long demand = out.requestedFromDownstream();
+            if (demand <= 0) {
+                return 0;
+            }
+            deliverBudget = Math.min(demand, DELIVERY_BATCH);
+            work += drainRing();
+            return work;
+        }
+        deliverBudget = Long.MAX_VALUE;
+        work += drainRing();
+        long demand = out.requestedFromDownstream();
+        while (demand > 0) {
+            final Received<T> next = pollPolicyBuffer();
+            if (next == null) {
+                break;
+            }
+            emit(out, next);
+            demand--;
+            work++;
+        }
+        return work;
+    }
+
+    private int drainRing() {
+        final long before = delivered.get() + malformed.get() + dropped.get();
+        try {
+            poller.poll(drainHandler);
+        } catch (final Exception ex) {
+            throw new IllegalStateException("ring drain failed for topic " + topic.name(), ex);
+        }
+        return (int) (delivered.get() + malformed.get() + dropped.get() - before);
+    }
+
+    private boolean onRingEvent(final FrameEvent event, final long sequence, final boolean endOfBatch) {
+        if (event.length < 0) {
+            return deliverBudget > 0;
+        }
+        final T value;
+        try {
+            value = topic.codec().decode(event.payload, 0, event.length);
+        } catch (final CodecException | IndexOutOfBoundsException ex) {
+            countMalformed("payload does not decode with codec " + topic.codec().name() + ": " + ex.getMessage(), event.length);
+            carry(event.sessionId, 1 + event.lostBefore);
+            return deliverBudget > 0;
+        }
+        final Received<T> received = new Received<>(value, event.sessionId, event.sequence, event.timestampNs, event.lostBefore);
+        if (backpressure) {
+            emit(sink, received);
+            return --deliverBudget > 0;
+        }
+        addToPolicyBuffer(received);
+        return true;
+    }
+
+    private void addToPolicyBuffer(final Received<T> received) {
+        if (dropOldest != null) {
+            if (dropOldest.size() == options.bufferSize()) {
+                drop(dropOldest.pollFirst());
+            }
+            dropOldest.addLast(received);
+        } else {
+            final Object key = options.conflationKey() == null ? Boolean.TRUE : options.conflationKey().apply(received.value());
+            final Received<T> replaced = conflated.put(key, received);
+            if (replaced != null) {
+                drop(replaced);
+            }
+        }
+    }
+
+    private Received<T> pollPolicyBuffer() {
+        if (dropOldest != null) {
+            return dropOldest.pollFirst();
+        }
+        final Iterator<Map.Entry<Object, Received<T>>> it = conflated.entrySet().iterator();
+        if (!it.hasNext()) {
+            return null;
+        }
+        final Received<T> first = it.next().getValue();
+        it.remove();
+        return first;
+    }
+
+    private void drop(final Received<T> received) {
+        dropped.incrementAndGet();
+        carry(received.sessionId(), 1 + received.lostBefore());
+    }
+
+    private void carry(final int sessionId, final long lost) {
+        lostCarry.put(sessionId, (int) Math.min(Integer.MAX_VALUE, lostCarry.get(sessionId) + lost));
+    }
+
+    private void emit(final FluxSink<Received<T>> out, final Received<T> received) {
+        Received<T> toEmit = received;
+        if (!lostCarry.isEmpty()) {
+            final int carried = lostCarry.remove(received.sessionId());
+            if (carried > 0) {
+                toEmit = new Received<>(received.value(), received.sessionId(), received.sequence(), received.timestampNs(),
+                    received.lostBefore() + carried);
+            }
+        }
+        delivered.incrementAndGet();
+        out.next(toEmit);
+    }
+
+    /** Completes the subscriber; called once the delivery agent has stopped or the channel was removed. */
+    void complete() {
+        final FluxSink<Received<T>> out = sink;
+        if (out != null && !terminated) {
+            terminated = true;
+            out.complete();
+        }
+    }
+
+    /** Stops the transport subscription; idempotent. */
+    void close() {
+        closed = true;
+        final TransportSubscription sub = transportSubscription;
+        if (sub != null) {
+            sub.close();
+        }
+    }
+
+    SubscriptionStats stats() {
+        return new SubscriptionStats(topic.name(), framesReceived.get(), delivered.get(), malformed.get(), gaps.get(), dropped.get(),
+            duplicates.get());
+    }
+}

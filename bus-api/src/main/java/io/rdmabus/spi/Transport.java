@@ -1,0 +1,42 @@
+package io.rdmabus.spi;
+
+/**
+ * A way to move frames between buses: RDMA verbs, Aeron, TCP. One instance belongs to one bus, which starts
+ * it, adds publications and subscriptions on the control path, and closes it.
+ *
+ * <p>Control-path methods throw {@link io.rdmabus.TransportException} (or a subtype) with a message that
+ * says what to change; the data path ({@link TransportPublication#tryClaim}, {@link SubscriptionSink#onFrame})
+ * uses status codes. A transport runs its own hot loops as agents under a configurable idle strategy and
+ * must stop all of its threads in {@link #close()}.
+ */
+public interface Transport extends AutoCloseable {
+    /** @return a short name for logs, e.g. {@code "aeron-udp"} */
+    String name();
+
+    /** @return frame sizes and fan-out abilities */
+    TransportCapabilities capabilities();
+
+    /**
+     * Starts the transport's agents and resources. Called once, before any publication or subscription.
+     *
+     * @param context the owning bus's settings
+     */
+    void start(TransportContext context);
+
+    /**
+     * @param topic the topic
+     * @return a new publication for the topic
+     */
+    TransportPublication addPublication(TopicDescriptor topic);
+
+    /**
+     * @param topic the topic
+     * @param sink  where frames go
+     * @return a new subscription
+     */
+    TransportSubscription addSubscription(TopicDescriptor topic, SubscriptionSink sink);
+
+    /** Closes every publication and subscription, stops all threads, releases sockets/drivers/devices. Idempotent. */
+    @Override
+    void close();
+}
