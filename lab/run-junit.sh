@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Runs a Maven module's JUnit 5 tests tagged TAG (default rxe) inside the rxe guest lab.
+#
+#   run-junit.sh --module <maven-module> [--guests N] [--tag TAG] [--class FQCN]...
+#                [--timeout-s S]
+#
+# <maven-module> is a module of the root reactor (e.g. rdma-transport) or a path to a
+# directory with its own pom.xml (e.g. lab/selftest). The host builds the test classpath
+# with JDK 25, every guest runs the same classes, and the host prints each guest's counts
+# and then exactly one line `rxe-lab: N passed, N failed, N skipped` (sums over guests;
+# a guest that timed out, crashed, wrote no report or exited non-zero with no failed test
+# counts as one failed). Exit: 0 all passed, 1 any failure, 77 lab cannot run
+# ("RXE LAB SKIPPED: ..."), 2 bad usage.
+#
+#   RXE_LAB_JAVA_OPTS  extra JVM options for the guests' test JVM (word list)
+#   JUNIT_CONSOLE_VERSION  console launcher version (default 1.13.4)
+set -euo pipefail
+
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$LAB_DIR/.." && pwd)
+WORK=${RXE_LAB_WORK:-/var/tmp/rdma-bus-lab}
+CONSOLE_VERSION=${JUNIT_CONSOLE_VERSION:-1.13.4}
+JDK25=${RXE_LAB_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+MODULE=
+GUESTS=2
+TAG=rxe
+TIMEOUT_S=900
+CLASSES=()
+
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+skip() { echo "RXE LAB SKIPPED: $*" >&2; exit 77; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --module) MODULE=${2:?}; shift 2 ;;
+    --guests) GUESTS=${2:?}; shift 2 ;;
+    --tag) TAG=${2:?}; shift 2 ;;
+    --class) CLASSES+=("${2:?}"); shift 2 ;;
+    --timeout-s) TIMEOUT_S=${2:?}; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "run-junit: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+[ -n "$MODULE" ] || { echo "run-junit: --module is required" >&2; usage; }
+MODULE=${MODULE%/}
+for c in "${CLASSES[@]}"; do
+  [[ $c =~ ^[A-Za-z_$][A-Za-z0-9_$.]*$ ]] || { echo "run-junit: '$c' is not a class name" >&2; exit 2; }
+done
+
+# The lab itself first: no point building what cannot run (rxe-lab.sh prints the SKIPPED line).
+set +e
+"$LAB_DIR/rxe-lab.sh" --check --guests "$GUESTS" --timeout-s "$TIMEOUT_S"
+check=$?
+set -e
+[ "$check" = 0 ] || exit "$check"
+[ -x "$JDK25/bin/java" ] || skip "no JDK 25 at $JDK25 (set RXE_LAB_JAVA_HOME)"
+command -v mvn >/dev/null || skip "mvn not installed"
+export JAVA_HOME=$JDK25 PATH=$JDK25/bin:$PATH
+
+# Resolve the module: a root reactor module, or a standalone Maven project directory.
+if grep -q "<module>$MODULE</module>" "$ROOT/pom.xml"; then
+  MODULE_DIR=$ROOT/$MODULE
+  MVN_PROJECT=(-f "$ROOT/pom.xml" -pl "$MODULE" -am)
+elif [ -f "$ROOT/$MODULE/pom.xml" ] || [ -f "$MODULE/pom.xml" ]; then
+  MODULE_DIR=$(cd "$( [ -f "$ROOT/$MODULE/pom.xml" ] && echo "$ROOT/$MODULE" || echo "$MODULE")" && pwd)
+  MVN_PROJECT=(-f "$MODULE_DIR/pom.xml" -Dmaven.multiModuleProjectDirectory="$ROOT")
+else
+  echo "run-junit: '$MODULE' is neither a module of $ROOT/pom.xml nor a directory with a pom.xml" >&2
+  exit 2
+fi
+
+RUN_ID="junit-$(basename "$MODULE_DIR")-$(date +%Y%m%d-%H%M%S)-$$"
+OUT=$WORK/runs/$RUN_ID
+mkdir -p "$OUT/launch"
+echo "run-junit: building $MODULE test classpath with $(java -version 2>&1 | head -1)"
+# test-compile (not install): reactor siblings resolve to their target/classes.
+# A relative outputFile resolves against each module's basedir: one file per module.
+CP_FILE=$MODULE_DIR/target/rxe-lab.classpath
+rm -f "$CP_FILE"
+if ! mvn -B -q "${MVN_PROJECT[@]}" test-compile dependency:build-classpath \
+    -Dmdep.includeScope=test -Dmdep.outputFile=target/rxe-lab.classpath > "$OUT/launch/mvn-build.log" 2>&1; then
+  tail -40 "$OUT/launch/mvn-build.log" >&2
+  echo "run-junit: build of $MODULE failed (log: $OUT/launch/mvn-build.log)" >&2
+  exit 1
+fi
+[ -f "$CP_FILE" ] || { echo "run-junit: maven wrote no classpath to $CP_FILE" >&2; exit 1; }
+CLASSPATH_VALUE="$MODULE_DIR/target/test-classes:$MODULE_DIR/target/classes:$(cat "$CP_FILE")"
+
+LAUNCHER_DIR=$WORK/junit
+LAUNCHER=$LAUNCHER_DIR/junit-platform-console-standalone-$CONSOLE_VERSION.jar
+if [ ! -s "$LAUNCHER" ]; then
+  echo "run-junit: fetching junit-platform-console-standalone $CONSOLE_VERSION"
+  mvn -B -q -f "$ROOT/pom.xml" -N dependency:copy \
+    -Dartifact="org.junit.platform:junit-platform-console-standalone:$CONSOLE_VERSION" \
+    -DoutputDirectory="$LAUNCHER_DIR" > "$OUT/launch/mvn-launcher.log" 2>&1 \
+    || { tail -20 "$OUT/launch/mvn-launcher.log" >&2; echo "run-junit: cannot fetch the console launcher" >&2; exit 1; }
+fi
+
+# Argument files, written on the host and read by the guests through the read-only root.
+{
+  echo "--enable-native-access=ALL-UNNAMED"
+  for o in ${RXE_LAB_JAVA_OPTS:-}; do echo "$o"; done
+} > "$OUT/launch/jvm.args"
+{
+  echo "--disable-banner"
+  echo "--details=tree"
+  echo "--fail-if-no-tests"
+  echo "--include-tag=$TAG"
+  echo "--class-path=$CLASSPATH_VALUE"
+  if [ ${#CLASSES[@]} -gt 0 ]; then
+    for c in "${CLASSES[@]}"; do echo "--select-class=$c"; done
+  else
+    echo "--scan-class-path=$MODULE_DIR/target/test-classes"
+  fi
+} > "$OUT/launch/launcher.args"
+
+set +e
+"$LAB_DIR/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$TIMEOUT_S" --out "$OUT" --name junit \
+  -- "$LAB_DIR/junit-guest.sh" "$MODULE_DIR" "$LAUNCHER" "$OUT/launch/jvm.args" "$OUT/launch/launcher.args"
+lab_rc=$?
+set -e
+[ "$lab_rc" = 77 ] && exit 77
+
+# attr <name> <file>: sum of attribute <name> over the <testsuite> elements of a JUnit XML report.
+attr() {
+  grep -o "<testsuite [^>]*" "$2" | grep -o " $1=\"[0-9]*\"" | tr -dc '0-9\n' | awk '{ s += $1 } END { print s + 0 }'
+}
+total_pass=0 total_fail=0 total_skip=0
+for i in $(seq 1 "$GUESTS"); do
+  reports=("$OUT/guest$i"/junit-reports/TEST-*.xml)
+  rc=$(cat "$OUT/guest$i/exit-code" 2>/dev/null || echo '?')
+  tests=0 fail=0 skipped=0
+  if [ -e "${reports[0]}" ]; then
+    for r in "${reports[@]}"; do
+      tests=$((tests + $(attr tests "$r")))
+      fail=$((fail + $(attr failures "$r") + $(attr errors "$r")))
+      skipped=$((skipped + $(attr skipped "$r")))
+    done
+  fi
+  pass=$((tests - fail - skipped))
+  note=
+  if [ ! -e "${reports[0]}" ]; then
+    note=" (no JUnit report; guest exit $rc: counted as 1 failed)"
+    fail=$((fail + 1))
+  elif [ "$rc" != 0 ] && [ "$fail" = 0 ]; then
+    note=" (guest exit $rc with no failed test, e.g. no test matched: counted as 1 failed)"
+    fail=1
+  fi
+  echo "run-junit: guest$i: $tests tests, $pass passed, $fail failed, $skipped skipped$note"
+  total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skipped))
+done
+echo "run-junit: reports in $OUT/guest*/junit-reports"
+echo "rxe-lab: $total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$lab_rc" = 0 ] && [ "$total_fail" = 0 ] || exit 1
+exit 0
