@@ -143,26 +143,27 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         final long timestampNs = FrameHeader.timestampNs(buffer, offset);
         final boolean begin = (flags & FrameHeader.FLAG_BEGIN) != 0;
 
+        // A message broken by missing frames counts once: a gap already counted its frames as lost.
         if (begin && end) {
             if (session.reassemblyLength >= 0) {
-                session.lostPending++; // a fragmented message lost its tail
+                if (gap == 0) {
+                    session.lostPending++; // a fragmented message lost its tail
+                }
                 session.reassemblyLength = -1;
             }
             publish(slot, session, buffer, payloadOffset, payloadLength, sessionId, sequence, timestampNs);
             return CONTINUE;
         }
         if (begin) {
-            if (session.reassemblyLength >= 0) {
+            if (session.reassemblyLength >= 0 && gap == 0) {
                 session.lostPending++;
             }
             session.reassemblyLength = 0;
             session.reassemblyFirstSequence = sequence;
             session.reassemblyTimestampNs = timestampNs;
         } else if (session.reassemblyLength < 0 || gap > 0) {
-            // a middle or end fragment without its beginning: the message is lost
-            if (session.reassemblyLength >= 0 || gap == 0) {
-                session.lostPending++;
-            }
+            // a middle or end fragment without its beginning: the gap already counted the loss, or we joined
+            // the stream in the middle of a message, which is no loss
             session.reassemblyLength = -1;
             skip(slot);
             return CONTINUE;
