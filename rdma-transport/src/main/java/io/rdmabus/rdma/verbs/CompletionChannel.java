@@ -1,0 +1,75 @@
+package io.rdmabus.rdma.verbs;
+
+import io.rdmabus.rdma.verbs.ffm.RdmaCm;
+import io.rdmabus.rdma.verbs.ffm.ibv_comp_channel;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * A completion channel: a file descriptor that becomes readable when an armed CQ
+ * ({@link CompletionQueue#requestNotify}) gets a completion. Lets a poller sleep instead of spin.
+ */
+public final class CompletionChannel extends NativeResource {
+    private static final MethodHandle CREATE =
+            Native.capturing(RdmaCm.ibv_create_comp_channel$address(), RdmaCm.ibv_create_comp_channel$descriptor());
+    private static final MethodHandle DESTROY =
+            Native.capturing(RdmaCm.ibv_destroy_comp_channel$address(), RdmaCm.ibv_destroy_comp_channel$descriptor());
+    private static final MethodHandle GET_EVENT =
+            Native.capturing(RdmaCm.ibv_get_cq_event$address(), RdmaCm.ibv_get_cq_event$descriptor());
+
+    private final MemorySegment channel;
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment cqOut;
+    private final MemorySegment ctxOut;
+
+    CompletionChannel(VerbsContext context) {
+        super("CompletionChannel", context);
+        this.channel = Native.callPointer("ibv_create_comp_channel", CREATE, context.segment()).reinterpret(ibv_comp_channel.sizeof());
+        this.fd = ibv_comp_channel.fd(channel);
+        this.cqOut = arena.allocate(ValueLayout.ADDRESS);
+        this.ctxOut = arena.allocate(ValueLayout.ADDRESS);
+    }
+
+    /**
+     * Waits for the next completion event and acknowledges it. The CQ must be re-armed with
+     * {@link CompletionQueue#requestNotify} and then polled.
+     *
+     * @return the CQ that fired, or null on timeout
+     */
+    public synchronized CompletionQueue awaitEvent(long timeoutMs, CompletionQueue expected) {
+        checkOpen();
+        if (!Native.pollReadable(fd, timeoutMs)) {
+            return null;
+        }
+        Native.callInt("ibv_get_cq_event", GET_EVENT, channel, cqOut, ctxOut);
+        MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
+        if (expected != null && cq.address() == expected.segment().address()) {
+            expected.ackEvents(1);
+            return expected;
+        }
+        throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(cq.address()));
+    }
+
+    /** @return the channel's file descriptor (for an external poller) */
+    public int fd() {
+        return fd;
+    }
+
+    MemorySegment segment() {
+        checkOpen();
+        return channel;
+    }
+
+    @Override
+    void release() {
+        try {
+            Native.callInt("ibv_destroy_comp_channel", DESTROY, channel);
+        } finally {
+            arena.close();
+        }
+    }
+}

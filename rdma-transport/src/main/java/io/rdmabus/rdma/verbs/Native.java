@@ -1,0 +1,123 @@
+package io.rdmabus.rdma.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Control-path call helpers: errno-capturing downcall handles over the generated bindings'
+ * symbol addresses, libc {@code strerror} and {@code poll}. Not for the data path.
+ */
+final class Native {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final MethodHandle STRERROR = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("strerror"), FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    private static final MethodHandle POLL = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("poll"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT),
+            Linker.Option.captureCallState("errno"));
+    private static final short POLLIN = 1;
+    private static final int EINTR = 4;
+
+    private Native() {
+    }
+
+    /** Downcall handle whose first argument is a capture-state segment (errno is saved right after the call). */
+    static MethodHandle capturing(MemorySegment address, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(address, descriptor, Linker.Option.captureCallState("errno"));
+    }
+
+    static String strerror(int errno) {
+        try {
+            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+            return s.equals(MemorySegment.NULL) ? "unknown error" : s.reinterpret(512).getString(0);
+        } catch (Throwable t) {
+            return "strerror unavailable: " + t;
+        }
+    }
+
+    /** Calls a function returning a pointer; NULL becomes a {@link VerbsException} with the captured errno. */
+    static MemorySegment callPointer(String verb, MethodHandle handle, Object... args) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE);
+            MemorySegment result = (MemorySegment) handle.invokeWithArguments(prepend(state, args));
+            if (result.equals(MemorySegment.NULL)) {
+                int errno = (int) ERRNO.get(state, 0L);
+                throw new VerbsException(verb, errno == 0 ? 5 /* EIO: provider gave no reason */ : errno);
+            }
+            return result;
+        } catch (VerbsException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("downcall " + verb + " failed", t);
+        }
+    }
+
+    /**
+     * Calls a function returning int 0 on success. Non-zero: a positive value is the errno itself
+     * (ibv_* style); -1 means "see errno" (rdma_* style); another negative value is -errno.
+     */
+    static void callInt(String verb, MethodHandle handle, Object... args) {
+        int rc;
+        int errno;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE);
+            rc = (int) handle.invokeWithArguments(prepend(state, args));
+            errno = (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("downcall " + verb + " failed", t);
+        }
+        if (rc != 0) {
+            throw new VerbsException(verb, rc > 0 ? rc : rc == -1 ? errno : -rc);
+        }
+    }
+
+    /**
+     * Waits until {@code fd} is readable.
+     *
+     * @return true if readable, false on timeout
+     */
+    static boolean pollReadable(int fd, long timeoutMs) {
+        long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pfd = arena.allocate(8, 4);
+            MemorySegment state = arena.allocate(CAPTURE);
+            while (true) {
+                pfd.set(ValueLayout.JAVA_INT, 0, fd);
+                pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+                pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+                long leftMs = Math.max(0, (deadlineNs - System.nanoTime()) / 1_000_000L);
+                int n = (int) POLL.invokeExact(state, pfd, 1L, (int) Math.min(Integer.MAX_VALUE, leftMs));
+                if (n > 0) {
+                    return true;
+                }
+                if (n == 0) {
+                    return false;
+                }
+                int errno = (int) ERRNO.get(state, 0L);
+                if (errno != EINTR) {
+                    throw new VerbsException("poll", errno);
+                }
+            }
+        } catch (VerbsException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("poll failed", t);
+        }
+    }
+
+    private static Object[] prepend(Object first, Object[] rest) {
+        Object[] all = new Object[rest.length + 1];
+        all[0] = first;
+        System.arraycopy(rest, 0, all, 1, rest.length);
+        return all;
+    }
+}

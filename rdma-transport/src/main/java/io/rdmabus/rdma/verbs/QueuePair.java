@@ -1,0 +1,168 @@
+package io.rdmabus.rdma.verbs;
+
+import io.rdmabus.rdma.verbs.ffm.RdmaCm;
+import io.rdmabus.rdma.verbs.ffm.ibv_context_ops;
+import io.rdmabus.rdma.verbs.ffm.ibv_qp;
+import io.rdmabus.rdma.verbs.ffm.ibv_qp_attr;
+import io.rdmabus.rdma.verbs.ffm.ibv_qp_init_attr;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * A queue pair. Posting is the data path: {@link #postSend}/{@link #postRecv} take a preallocated
+ * request and return 0 or an errno value (the inline verbs return an errno, not -1), without allocating.
+ * State transitions and queries are control path and throw {@link VerbsException}.
+ * A QP created through rdma_cm ({@link CmId#createQueuePair}) is destroyed with {@code rdma_destroy_qp}.
+ */
+public final class QueuePair extends NativeResource {
+    private static final MethodHandle DESTROY = Native.capturing(RdmaCm.ibv_destroy_qp$address(), RdmaCm.ibv_destroy_qp$descriptor());
+    private static final MethodHandle MODIFY = Native.capturing(RdmaCm.ibv_modify_qp$address(), RdmaCm.ibv_modify_qp$descriptor());
+    private static final MethodHandle QUERY = Native.capturing(RdmaCm.ibv_query_qp$address(), RdmaCm.ibv_query_qp$descriptor());
+    /** {@code IBV_QPS_RESET} .. {@code IBV_QPS_ERR}. */
+    public static final int STATE_RESET = RdmaCm.IBV_QPS_RESET();
+    /** {@code IBV_QPS_INIT}. */
+    public static final int STATE_INIT = RdmaCm.IBV_QPS_INIT();
+    /** {@code IBV_QPS_RTR}. */
+    public static final int STATE_RTR = RdmaCm.IBV_QPS_RTR();
+    /** {@code IBV_QPS_RTS}. */
+    public static final int STATE_RTS = RdmaCm.IBV_QPS_RTS();
+    /** {@code IBV_QPS_ERR}. */
+    public static final int STATE_ERROR = RdmaCm.IBV_QPS_ERR();
+
+    private final ProtectionDomain pd;
+    private final MemorySegment qp;
+    private final QueuePairSpec spec;
+    private final CmId cmOwner;
+    private final MemorySegment postSendFn;
+    private final MemorySegment postRecvFn;
+    private final int qpNum;
+    private int maxUdPayloadBytes = Integer.MAX_VALUE;
+
+    QueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, MemorySegment qp, QueuePairSpec spec,
+              CmId cmOwner) {
+        super("QueuePair", pd, sendCq, recvCq == sendCq ? null : recvCq);
+        this.pd = pd;
+        this.qp = qp.reinterpret(ibv_qp.sizeof());
+        this.spec = spec;
+        this.cmOwner = cmOwner;
+        this.postSendFn = pd.context().postSendFn;
+        this.postRecvFn = pd.context().postRecvFn;
+        this.qpNum = ibv_qp.qp_num(this.qp);
+        if (spec.type() == QpType.UD) {
+            int port = cmOwner != null ? cmOwner.portNumber() : 1;
+            maxUdPayloadBytes = pd.context().queryPort(port).activeMtuBytes();
+        }
+    }
+
+    /** @return the QP number peers address */
+    public int qpNumber() {
+        return qpNum;
+    }
+
+    /** @return RC or UD */
+    public QpType type() {
+        return spec.type();
+    }
+
+    /** @return the largest UD payload (port active MTU) in bytes; {@code Integer.MAX_VALUE} for RC */
+    public int maxUdPayloadBytes() {
+        return maxUdPayloadBytes;
+    }
+
+    /** @return the protection domain */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /**
+     * Posts one send work request (ctx->ops.post_send).
+     *
+     * @return 0 or an errno value (e.g. ENOMEM when the send queue is full)
+     * @throws IllegalArgumentException for a UD payload larger than the path MTU (checked before posting)
+     */
+    public int postSend(SendRequest request) {
+        checkOpen();
+        if (spec.type() == QpType.UD && request.length() > maxUdPayloadBytes) {
+            throw new IllegalArgumentException("UD payload of " + request.length() + " bytes exceeds the path MTU of "
+                    + maxUdPayloadBytes + " bytes: split the message or use RC");
+        }
+        return ibv_context_ops.post_send.invoke(postSendFn, qp, request.wr(), request.badWr());
+    }
+
+    /**
+     * Posts one receive work request (ctx->ops.post_recv).
+     *
+     * @return 0 or an errno value
+     */
+    public int postRecv(RecvRequest request) {
+        checkOpen();
+        return ibv_context_ops.post_recv.invoke(postRecvFn, qp, request.wr(), request.badWr());
+    }
+
+    /** RESET to INIT for RC: port, pkey index 0 and the remote access this QP grants. */
+    public void toInitRc(int port, int remoteAccess) {
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, STATE_INIT);
+            ibv_qp_attr.pkey_index(a, (short) 0);
+            ibv_qp_attr.port_num(a, (byte) port);
+            ibv_qp_attr.qp_access_flags(a, remoteAccess);
+        }, RdmaCm.IBV_QP_STATE() | RdmaCm.IBV_QP_PKEY_INDEX() | RdmaCm.IBV_QP_PORT() | RdmaCm.IBV_QP_ACCESS_FLAGS());
+    }
+
+    /** RESET to INIT to RTR to RTS for UD with the given Q_Key. */
+    public void toRtsUd(int port, int qkey) {
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, STATE_INIT);
+            ibv_qp_attr.pkey_index(a, (short) 0);
+            ibv_qp_attr.port_num(a, (byte) port);
+            ibv_qp_attr.qkey(a, qkey);
+        }, RdmaCm.IBV_QP_STATE() | RdmaCm.IBV_QP_PKEY_INDEX() | RdmaCm.IBV_QP_PORT() | RdmaCm.IBV_QP_QKEY());
+        modify(a -> ibv_qp_attr.qp_state(a, STATE_RTR), RdmaCm.IBV_QP_STATE());
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, STATE_RTS);
+            ibv_qp_attr.sq_psn(a, 0);
+        }, RdmaCm.IBV_QP_STATE() | RdmaCm.IBV_QP_SQ_PSN());
+    }
+
+    /** Moves the QP to the error state: outstanding and later requests complete with {@code IBV_WC_WR_FLUSH_ERR}. */
+    public void toError() {
+        modify(a -> ibv_qp_attr.qp_state(a, STATE_ERROR), RdmaCm.IBV_QP_STATE());
+    }
+
+    /** @return the current {@code enum ibv_qp_state} from {@code ibv_query_qp} */
+    public int queryState() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = ibv_qp_attr.allocate(arena);
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            Native.callInt("ibv_query_qp", QUERY, qp, attr, RdmaCm.IBV_QP_STATE(), init);
+            return ibv_qp_attr.qp_state(attr);
+        }
+    }
+
+    /** Applies an {@code ibv_modify_qp} with the attributes set by {@code filler} and {@code mask}. */
+    public void modify(java.util.function.Consumer<MemorySegment> filler, int mask) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = ibv_qp_attr.allocate(arena);
+            filler.accept(attr);
+            Native.callInt("ibv_modify_qp", MODIFY, qp, attr, mask);
+        }
+    }
+
+    MemorySegment segment() {
+        checkOpen();
+        return qp;
+    }
+
+    @Override
+    void release() {
+        if (cmOwner != null) {
+            cmOwner.destroyQp();
+        } else {
+            Native.callInt("ibv_destroy_qp", DESTROY, qp);
+        }
+    }
+}
