@@ -35,6 +35,7 @@ import reactor.core.publisher.Mono;
 /** The bus over one transport: publications encode in place, subscriptions go through a ring into a {@code Flux}. */
 public final class DefaultBus implements Bus {
     private static final Logger LOG = LoggerFactory.getLogger(DefaultBus.class);
+    private static final long CLOSE_WAIT_NS = 10_000_000_000L;
 
     private final String name;
     private final Transport transport;
@@ -191,8 +192,19 @@ public final class DefaultBus implements Bus {
             return;
         }
         closed = true;
+        // offers now return CLOSED; a publication busy in another thread's offer closes itself when that offer returns
         for (final DefaultPublication<?> publication : publications) {
             publication.close();
+        }
+        final long deadlineNs = System.nanoTime() + CLOSE_WAIT_NS;
+        for (final DefaultPublication<?> publication : publications) {
+            while (!publication.isClosed() && System.nanoTime() < deadlineNs) {
+                Thread.yield();
+            }
+            if (!publication.isClosed()) {
+                LOG.warn("bus {}: publication of '{}' still busy after {} ms; closing the transport anyway", name,
+                    publication.topic().name(), CLOSE_WAIT_NS / 1_000_000);
+            }
         }
         for (final SubscriptionChannel<?> channel : channels) {
             channel.close();

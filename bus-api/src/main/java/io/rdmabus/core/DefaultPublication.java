@@ -1,5 +1,7 @@
 package io.rdmabus.core;
 
+import java.util.concurrent.atomic.AtomicInteger;
+
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
 import io.rdmabus.PublishStatus;
@@ -13,6 +15,8 @@ import io.rdmabus.spi.TransportStatus;
 import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.SystemEpochNanoClock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Encodes in place into the transport's claimed buffer; fragments reliable messages larger than one frame.
@@ -20,7 +24,11 @@ import org.agrona.concurrent.SystemEpochNanoClock;
  * @param <T> value type
  */
 final class DefaultPublication<T> implements BusPublication<T> {
+    private static final Logger LOG = LoggerFactory.getLogger(DefaultPublication.class);
     private static final long CLOSE_LINGER_NS = 5_000_000_000L;
+    private static final int IDLE = 0;
+    private static final int BUSY = 1;
+    private static final int CLOSED = 2;
 
     private final Topic<T> topic;
     private final Codec<T> codec;
@@ -30,7 +38,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private final EpochNanoClock clock = new SystemEpochNanoClock();
     private final DefaultBus bus;
     private long nextSequence;
-    private boolean closed;
+    /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
+    private final AtomicInteger state = new AtomicInteger(IDLE);
+    private volatile boolean closeRequested;
 
     private ExpandableDirectByteBuffer scratch;
     private int pendingLength;
@@ -48,11 +58,54 @@ final class DefaultPublication<T> implements BusPublication<T> {
 
     @Override
     public int offer(final T value) {
-        if (closed || bus.isClosed()) {
+        if (!acquire()) {
             return PublishStatus.CLOSED;
         }
+        try {
+            return closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(value);
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    public int flush() {
+        if (!acquire()) {
+            return PublishStatus.CLOSED;
+        }
+        try {
+            return doFlush();
+        } finally {
+            release();
+        }
+    }
+
+    private boolean acquire() {
+        if (state.compareAndSet(IDLE, BUSY)) {
+            return true;
+        }
+        if (state.get() == BUSY && !closeRequested) {
+            throw new IllegalStateException("BusPublication for '" + topic.name() + "' used by two threads at once; "
+                + "it is single-writer: give each thread its own publication");
+        }
+        return false;
+    }
+
+    private void release() {
+        if (closeRequested) {
+            closeNow();
+            return;
+        }
+        state.set(IDLE);
+        // a close() that ran while we were busy left the closing to us
+        if (closeRequested && state.compareAndSet(IDLE, BUSY)) {
+            closeNow();
+        }
+    }
+
+    private int doOffer(final T value) {
         if (pendingOffset < pendingLength) {
-            final int status = flush();
+            final int status = doFlush();
             if (status != PublishStatus.OK) {
                 return status == PublishStatus.CLOSED ? status : PublishStatus.BACK_PRESSURED;
             }
@@ -98,12 +151,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
             return map(first);
         }
         bus.onPublished();
-        flush();
+        doFlush();
         return PublishStatus.OK;
     }
 
-    @Override
-    public int flush() {
+    private int doFlush() {
         while (pendingOffset < pendingLength) {
             final int status = sendFragment();
             if (status != TransportStatus.OK) {
@@ -158,18 +210,32 @@ final class DefaultPublication<T> implements BusPublication<T> {
         return topic;
     }
 
+    /** Safe from any thread: the owner of the token does the closing, now or when its current offer returns. */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        closeRequested = true;
+        if (state.compareAndSet(IDLE, BUSY)) {
+            closeNow();
         }
+    }
+
+    /** @return true once the transport publication is released */
+    boolean isClosed() {
+        return state.get() == CLOSED;
+    }
+
+    /** Called by the token owner only. */
+    private void closeNow() {
         final long deadlineNs = System.nanoTime() + CLOSE_LINGER_NS;
-        while (pendingOffset < pendingLength && flush() == PublishStatus.BACK_PRESSURED && System.nanoTime() < deadlineNs) {
-            Thread.onSpinWait();
+        while (pendingOffset < pendingLength && doFlush() == PublishStatus.BACK_PRESSURED && System.nanoTime() < deadlineNs) {
             Thread.yield();
         }
-        closed = true;
+        if (pendingOffset < pendingLength) {
+            LOG.warn("topic {}: publication closed with a fragmented message not fully sent ({} of {} bytes)", topic.name(),
+                pendingOffset, pendingLength);
+        }
         transportPublication.close();
+        state.set(CLOSED);
         bus.onPublicationClosed(this);
     }
 }

@@ -123,9 +123,10 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
             try {
                 slot = ring.tryNext();
             } catch (final InsufficientCapacityException ex) {
-                if (backpressure) {
+                if (topic.delivery() == Delivery.RELIABLE) {
                     return BACK_PRESSURE; // nothing consumed; the transport offers this frame again later
                 }
+                // best effort never slows the publisher: the datagram is dropped here, counted and reported
                 framesReceived.incrementAndGet();
                 dropped.incrementAndGet();
                 recordGap(session, gap);

@@ -86,6 +86,23 @@ class SubscriptionChannelTest {
     }
 
     @Test
+    void bestEffortNeverBackPressuresTheTransportButDropsAtAFullRingAndReportsIt() {
+        final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(2), MAX_FRAME);
+        final Recorder<Long> recorder = attach(channel);
+        for (int i = 0; i < 5; i++) {
+            assertEquals(SubscriptionSink.CONTINUE, channel.onFrame(frame, 0, longFrame(topic, 1, i, i)));
+        }
+        recorder.request(10);
+        channel.deliver();
+        channel.onFrame(frame, 0, longFrame(topic, 1, 5, 5));
+        channel.deliver();
+        assertEquals(List.of(0L, 1L, 5L), recorder.received.stream().map(Received::value).toList());
+        assertEquals(3, recorder.received.get(2).lostBefore());
+        assertEquals(3, channel.stats().droppedBySubscriber());
+    }
+
+    @Test
     void countsGapsDuplicatesAndMalformedFramesWithoutThrowing() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
         final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults(), MAX_FRAME);
