@@ -1,0 +1,80 @@
+package io.rdmabus.transport.aeron;
+
+import java.util.List;
+
+import io.aeron.Subscription;
+import io.aeron.logbuffer.ControlledFragmentHandler;
+import io.aeron.logbuffer.Header;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TransportSubscription;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * One bus subscription: one or more Aeron subscriptions (one per publisher control endpoint for UDP unicast)
+ * polled by the transport's receive agent with {@code controlledPoll}, so that {@link SubscriptionSink#BACK_PRESSURE}
+ * becomes {@link ControlledFragmentHandler.Action#ABORT}: the frame stays in the log, is offered again on the next
+ * poll, and the image position does not advance, which closes the receiver window and back-pressures the publisher.
+ */
+final class AeronSubscription implements TransportSubscription, ControlledFragmentHandler {
+    private final AeronTransport transport;
+    private final SubscriptionSink sink;
+    private final List<Subscription> subscriptions;
+    private volatile boolean closed;
+    private boolean backPressured;
+
+    AeronSubscription(final AeronTransport transport, final SubscriptionSink sink, final List<Subscription> subscriptions) {
+        this.transport = transport;
+        this.sink = sink;
+        this.subscriptions = subscriptions;
+    }
+
+    /**
+     * Polls every Aeron subscription once; called on the receive agent only.
+     *
+     * @param fragmentLimit most fragments per Aeron subscription
+     * @return fragments consumed
+     */
+    int poll(final int fragmentLimit) {
+        int work = 0;
+        for (int i = 0, n = subscriptions.size(); i < n; i++) {
+            backPressured = false;
+            work += subscriptions.get(i).controlledPoll(this, fragmentLimit);
+        }
+        return work;
+    }
+
+    @Override
+    public Action onFragment(final DirectBuffer buffer, final int offset, final int length, final Header header) {
+        if (backPressured) {
+            return Action.ABORT; // the sink is full: do not offer later frames of this poll
+        }
+        if (sink.onFrame(buffer, offset, length) == SubscriptionSink.BACK_PRESSURE) {
+            backPressured = true;
+            return Action.ABORT;
+        }
+        return Action.CONTINUE;
+    }
+
+    SubscriptionSink sink() {
+        return sink;
+    }
+
+    List<Subscription> aeronSubscriptions() {
+        return subscriptions;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Removes the subscription from the receive agent (waiting for it) and closes the Aeron subscriptions. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        transport.onSubscriptionClosed(this);
+    }
+}

@@ -1,0 +1,485 @@
+package io.rdmabus.transport.aeron;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.aeron.Aeron;
+import io.aeron.AeronCounters;
+import io.aeron.CommonContext;
+import io.aeron.ExclusivePublication;
+import io.aeron.Subscription;
+import io.aeron.driver.MediaDriver;
+import io.aeron.driver.ThreadingMode;
+import io.aeron.exceptions.AeronException;
+import io.rdmabus.Delivery;
+import io.rdmabus.TransportException;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportCapabilities;
+import io.rdmabus.spi.TransportContext;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportSubscription;
+
+import org.agrona.CloseHelper;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.status.CountersReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bus over Aeron: an embedded media driver per bus (or an external one, {@code aeron.dir}), one Aeron client,
+ * one exclusive publication per bus publication, and one receive agent polling every subscription.
+ *
+ * <p>Channels (see {@code docs/aeron-compat.md}); the stream id is {@code stream.id.base + topicId}:
+ * <ul>
+ *   <li>UDP unicast: multi-destination-cast with dynamic control. Publications bind this node's control endpoint
+ *   {@code aeron:udp?control=<endpoint>|control-mode=dynamic}; a subscription joins its own endpoint and every
+ *   {@code aeron-udp} seed from discovery ({@code aeron:udp?endpoint=<interface>:0|control=<seed>|control-mode=dynamic}),
+ *   so one publisher reaches N subscribers on one host (each with an ephemeral receive port).</li>
+ *   <li>UDP multicast: {@code aeron:udp?endpoint=<group>|interface=<interface>|ttl=0}.</li>
+ *   <li>IPC: {@code aeron:ipc}; publishers and subscribers must share one media driver.</li>
+ * </ul>
+ * Per delivery: RELIABLE publications use {@code fc=min} (the slowest receiver governs) and reliable, tethered
+ * subscriptions; BEST_EFFORT subscriptions are {@code reliable=false} (UDP: gaps are not NAKed but skipped) or
+ * {@code tether=false} (IPC: a lagging subscriber is left behind rather than holding the publisher).
+ */
+public final class AeronTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(AeronTransport.class);
+    private static final long COMMAND_TIMEOUT_MS = 5_000;
+    private static final long CLOSE_DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(2);
+    private static final long AERON_CLIENT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
+
+    private final AeronTransportConfig config;
+    private final String name;
+    private final List<AeronPublication> publications = new CopyOnWriteArrayList<>();
+    private final List<AeronSubscription> subscriptions = new CopyOnWriteArrayList<>();
+    private TransportContext context;
+    private MediaDriver driver;
+    private String aeronDir;
+    private Aeron aeron;
+    private ReceiveAgent receiveAgent;
+    private AgentRunner receiveRunner;
+    private List<String> controlEndpoints = List.of();
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    /** @param config validated settings */
+    public AeronTransport(final AeronTransportConfig config) {
+        this.config = config;
+        this.name = config.medium().factoryName();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** @return the settings */
+    public AeronTransportConfig config() {
+        return config;
+    }
+
+    /**
+     * Both deliveries carry frames up to the Aeron max payload of one unfragmented message: {@code mtu} minus Aeron's
+     * 32-byte data header. The bus fragments bigger reliable messages.
+     */
+    @Override
+    public TransportCapabilities capabilities() {
+        final int maxFrame = config.mtuBytes() - io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
+        final boolean multicast = config.medium() == AeronMedium.UDP && config.multicastGroup() != null;
+        return new TransportCapabilities(maxFrame, maxFrame, multicast, config.medium() == AeronMedium.UDP);
+    }
+
+    /** @return the media driver directory in use (embedded or external); valid after {@link #start} */
+    public String aeronDirectory() {
+        return aeronDir;
+    }
+
+    @Override
+    public synchronized void start(final TransportContext ctx) {
+        if (started) {
+            throw new TransportException(name + " transport already started");
+        }
+        if (closed) {
+            throw new TransportException(name + " transport is closed");
+        }
+        this.context = ctx;
+        final String bus = ctx.busName();
+        try {
+            if (config.aeronDir() == null) {
+                aeronDir = CommonContext.getAeronDirectoryName() + "-rdma-bus-" + sanitize(bus) + "-" + UUID.randomUUID();
+                driver = MediaDriver.launchEmbedded(driverContext(ctx, aeronDir));
+            } else {
+                aeronDir = config.aeronDir();
+                if (!new File(aeronDir, "cnc.dat").exists()) {
+                    throw new TransportException(name + ": no media driver at aeron.dir '" + aeronDir
+                        + "' (no cnc.dat): start one there, or remove aeron.dir to embed a driver per bus");
+                }
+            }
+            aeron = Aeron.connect(new Aeron.Context()
+                .aeronDirectoryName(aeronDir)
+                .threadFactory(namedThreads("client", bus))
+                .errorHandler(ctx.errorHandler()::accept)
+                .driverTimeoutMs(TimeUnit.NANOSECONDS.toMillis(AERON_CLIENT_TIMEOUT_NS)));
+        } catch (final RuntimeException ex) {
+            closeResources();
+            if (ex instanceof TransportException te) {
+                throw te;
+            }
+            throw new TransportException(name + ": cannot start the Aeron media driver/client in '" + aeronDir + "': " + ex.getMessage(), ex);
+        }
+        final Set<String> endpoints = new LinkedHashSet<>();
+        endpoints.add(config.endpoint());
+        endpoints.addAll(ctx.discovery().endpoints(name));
+        controlEndpoints = List.copyOf(endpoints);
+        receiveAgent = new ReceiveAgent(threadName("receiver", bus));
+        receiveRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, receiveAgent);
+        AgentRunner.startOnThread(receiveRunner);
+        started = true;
+        LOG.info("bus {}: {} started (driver dir {}, {}, channel {})", bus, name, aeronDir,
+            driver == null ? "external driver" : (config.dedicatedThreads() ? "dedicated" : "shared") + " driver threading",
+            describeChannels());
+    }
+
+    private MediaDriver.Context driverContext(final TransportContext ctx, final String dir) {
+        final String bus = ctx.busName();
+        final MediaDriver.Context dc = new MediaDriver.Context()
+            .aeronDirectoryName(dir)
+            .dirDeleteOnStart(true)
+            .dirDeleteOnShutdown(true)
+            .warnIfDirectoryExists(false)
+            .asyncExecutorEnabled(false) // name resolution on the conductor: one thread fewer on a 2-core box
+            .termBufferSparseFile(true)
+            .publicationTermBufferLength(config.termLengthBytes())
+            .ipcTermBufferLength(config.termLengthBytes())
+            .mtuLength(config.mtuBytes())
+            .ipcMtuLength(config.mtuBytes())
+            .flowControlReceiverTimeoutNs(TimeUnit.SECONDS.toNanos(2))
+            .errorHandler(ctx.errorHandler()::accept);
+        if (config.dedicatedThreads()) {
+            dc.threadingMode(ThreadingMode.DEDICATED)
+                .conductorIdleStrategy(ctx.idleStrategy().get())
+                .senderIdleStrategy(ctx.idleStrategy().get())
+                .receiverIdleStrategy(ctx.idleStrategy().get())
+                .conductorThreadFactory(namedThreads("driver-conductor", bus))
+                .senderThreadFactory(namedThreads("driver-sender", bus))
+                .receiverThreadFactory(namedThreads("driver-receiver", bus));
+        } else {
+            dc.threadingMode(ThreadingMode.SHARED)
+                .sharedIdleStrategy(ctx.idleStrategy().get())
+                .sharedThreadFactory(namedThreads("driver", bus));
+        }
+        return dc;
+    }
+
+    private String threadName(final String role, final String bus) {
+        return "rdma-bus-" + name + "-" + role + "-" + bus;
+    }
+
+    private ThreadFactory namedThreads(final String role, final String bus) {
+        final String threadName = threadName(role, bus);
+        final AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            final int n = count.getAndIncrement();
+            final Thread t = new Thread(runnable, n == 0 ? threadName : threadName + "-" + n);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private static String sanitize(final String bus) {
+        return bus.replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
+    private void checkStarted() {
+        if (closed) {
+            throw new TransportException(name + " transport is closed");
+        }
+        if (!started) {
+            throw new TransportException(name + " transport is not started: the bus starts it before use");
+        }
+    }
+
+    // ---------------------------------------------------------------- channels
+
+    /** @return the channel summary for logs */
+    private String describeChannels() {
+        if (config.channel() != null) {
+            return config.channel();
+        }
+        if (config.medium() == AeronMedium.IPC) {
+            return "aeron:ipc";
+        }
+        if (config.multicastGroup() != null) {
+            return "multicast " + config.multicastGroup() + " on " + config.interfaceAddress();
+        }
+        return "unicast MDC, control endpoint " + config.endpoint() + ", subscribing to " + controlEndpoints;
+    }
+
+    /**
+     * @param delivery the topic's delivery
+     * @return the publication channel
+     */
+    String publicationChannel(final Delivery delivery) {
+        final StringBuilder uri = new StringBuilder();
+        if (config.channel() != null) {
+            uri.append(config.channel());
+        } else if (config.medium() == AeronMedium.IPC) {
+            uri.append("aeron:ipc");
+        } else if (config.multicastGroup() != null) {
+            uri.append("aeron:udp?endpoint=").append(config.multicastGroup()).append("|interface=").append(config.interfaceAddress())
+                .append("|ttl=0");
+        } else {
+            uri.append("aeron:udp?control=").append(config.endpoint()).append("|control-mode=dynamic");
+        }
+        appendParam(uri, "term-length", Integer.toString(config.termLengthBytes()));
+        appendParam(uri, "mtu", Integer.toString(config.mtuBytes()));
+        if (config.medium() == AeronMedium.UDP && delivery == Delivery.RELIABLE) {
+            appendParam(uri, "fc", "min"); // the slowest receiver holds the publisher back: nothing lost
+        }
+        return uri.toString();
+    }
+
+    /**
+     * @param delivery        the topic's delivery
+     * @param controlEndpoint UDP unicast: the publisher control endpoint to join; ignored otherwise
+     * @return the subscription channel
+     */
+    String subscriptionChannel(final Delivery delivery, final String controlEndpoint) {
+        final StringBuilder uri = new StringBuilder();
+        if (config.channel() != null) {
+            uri.append(config.channel());
+        } else if (config.medium() == AeronMedium.IPC) {
+            uri.append("aeron:ipc");
+        } else if (config.multicastGroup() != null) {
+            uri.append("aeron:udp?endpoint=").append(config.multicastGroup()).append("|interface=").append(config.interfaceAddress());
+        } else {
+            uri.append("aeron:udp?endpoint=").append(config.interfaceAddress()).append(":0|control=").append(controlEndpoint)
+                .append("|control-mode=dynamic");
+        }
+        if (delivery == Delivery.BEST_EFFORT) {
+            if (config.medium() == AeronMedium.IPC) {
+                appendParam(uri, "tether", "false");
+            } else {
+                appendParam(uri, "reliable", "false");
+            }
+        }
+        return uri.toString();
+    }
+
+    private static void appendParam(final StringBuilder uri, final String key, final String value) {
+        if (uri.indexOf("?" + key + "=") >= 0 || uri.indexOf("|" + key + "=") >= 0) {
+            return; // the user's channel wins
+        }
+        uri.append(uri.indexOf("?") >= 0 ? '|' : '?').append(key).append('=').append(value);
+    }
+
+    /** @return the publisher control endpoints a unicast subscription joins */
+    List<String> controlEndpoints() {
+        return controlEndpoints;
+    }
+
+    // ---------------------------------------------------------------- publications and subscriptions
+
+    @Override
+    public TransportPublication addPublication(final TopicDescriptor topic) {
+        checkStarted();
+        final String channel = publicationChannel(topic.delivery());
+        final int streamId = config.streamId(topic.topicId());
+        final ExclusivePublication publication;
+        try {
+            publication = aeron.addExclusivePublication(channel, streamId);
+        } catch (final AeronException ex) {
+            throw new TransportException(name + ": cannot publish topic '" + topic.name() + "' on " + channel + " stream " + streamId
+                + ": " + ex.getMessage() + hint(ex), ex);
+        }
+        if (publication.maxPayloadLength() < FrameHeader.LENGTH + 1) {
+            publication.close();
+            throw new TransportException(name + ": mtu " + config.mtuBytes() + " leaves no room for a frame: raise 'mtu'");
+        }
+        final AeronPublication result = new AeronPublication(this, publication);
+        publications.add(result);
+        return result;
+    }
+
+    private String hint(final AeronException ex) {
+        final String message = String.valueOf(ex.getMessage());
+        if (message.contains("in use") || message.contains("bind")) {
+            return " (another media driver owns this control endpoint: give each node its own 'endpoint' and list the others as "
+                + "'" + name + "' discovery seeds, or share one driver with 'aeron.dir')";
+        }
+        return "";
+    }
+
+    @Override
+    public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
+        checkStarted();
+        if (sink == null) {
+            throw new TransportException(name + ": addSubscription needs a sink");
+        }
+        final int streamId = config.streamId(topic.topicId());
+        final List<String> channels = new ArrayList<>();
+        if (config.medium() == AeronMedium.UDP && config.multicastGroup() == null && config.channel() == null) {
+            for (final String endpoint : controlEndpoints) {
+                channels.add(subscriptionChannel(topic.delivery(), endpoint));
+            }
+        } else {
+            channels.add(subscriptionChannel(topic.delivery(), null));
+        }
+        final List<Subscription> aeronSubscriptions = new ArrayList<>();
+        try {
+            for (final String channel : channels) {
+                aeronSubscriptions.add(aeron.addSubscription(channel, streamId));
+            }
+        } catch (final AeronException ex) {
+            aeronSubscriptions.forEach(CloseHelper::quietClose);
+            throw new TransportException(name + ": cannot subscribe topic '" + topic.name() + "' on " + channels + " stream " + streamId
+                + ": " + ex.getMessage(), ex);
+        }
+        final AeronSubscription subscription = new AeronSubscription(this, sink, List.copyOf(aeronSubscriptions));
+        subscriptions.add(subscription);
+        await(receiveAgent.add(subscription), "add subscription for topic '" + topic.name() + "'");
+        return subscription;
+    }
+
+    private void await(final java.util.concurrent.CompletableFuture<Void> done, final String what) {
+        if (receiveRunner == null || receiveRunner.isClosed()) {
+            return;
+        }
+        try {
+            done.get(COMMAND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new TransportException(name + ": interrupted during " + what, ex);
+        } catch (final ExecutionException | TimeoutException ex) {
+            throw new TransportException(name + ": receive agent did not " + what + " within " + COMMAND_TIMEOUT_MS + " ms", ex);
+        }
+    }
+
+    void onPublicationClosed(final AeronPublication publication) {
+        publications.remove(publication);
+        if (!closed) {
+            CloseHelper.quietClose(publication.aeronPublication());
+        }
+    }
+
+    void onSubscriptionClosed(final AeronSubscription subscription) {
+        subscriptions.remove(subscription);
+        if (closed) {
+            return;
+        }
+        final ReceiveAgent agent = receiveAgent;
+        if (agent != null && receiveRunner != null && !receiveRunner.isClosed()) {
+            try {
+                await(agent.remove(subscription), "remove a subscription");
+            } catch (final TransportException ex) {
+                LOG.warn("{}: {}", name, ex.getMessage());
+            }
+        }
+        subscription.aeronSubscriptions().forEach(CloseHelper::quietClose);
+    }
+
+    // ---------------------------------------------------------------- close
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (driver != null) {
+            awaitSent();
+        }
+        closeResources();
+        LOG.info("{}: transport closed{}", name, driver == null ? "" : ", driver dir " + aeronDir + " removed");
+    }
+
+    /**
+     * With an embedded driver, closing the driver would drop frames that are committed but not yet sent: wait, bounded,
+     * until each open UDP publication's sender position reaches its publisher position.
+     */
+    private void awaitSent() {
+        if (aeron == null || config.medium() != AeronMedium.UDP || publications.isEmpty()) {
+            return;
+        }
+        final CountersReader counters = aeron.countersReader();
+        final long deadlineNs = System.nanoTime() + CLOSE_DRAIN_TIMEOUT_NS;
+        for (final AeronPublication publication : publications) {
+            final ExclusivePublication p = publication.aeronPublication();
+            if (p.isClosed() || !p.isConnected()) {
+                continue;
+            }
+            final long target = p.position();
+            while (System.nanoTime() < deadlineNs) {
+                final long sent = senderPosition(counters, p.registrationId());
+                if (sent < 0 || sent >= target) {
+                    break;
+                }
+                sleepMs(1);
+            }
+        }
+    }
+
+    private static long senderPosition(final CountersReader counters, final long registrationId) {
+        final long[] found = {-1};
+        counters.forEach((counterId, typeId, keyBuffer, label) -> {
+            if (typeId == AeronCounters.DRIVER_SENDER_POSITION_TYPE_ID && counters.getCounterRegistrationId(counterId) == registrationId) {
+                found[0] = counters.getCounterValue(counterId);
+            }
+        });
+        return found[0];
+    }
+
+    private static void sleepMs(final long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void closeResources() {
+        final List<Throwable> errors = new ArrayList<>();
+        if (receiveRunner != null) {
+            receiveRunner.close(); // stops polling: no sink is called after this
+        }
+        for (final AeronPublication publication : publications) {
+            CloseHelper.quietClose(publication.aeronPublication());
+        }
+        publications.clear();
+        for (final AeronSubscription subscription : subscriptions) {
+            subscription.aeronSubscriptions().forEach(CloseHelper::quietClose);
+        }
+        subscriptions.clear();
+        try {
+            CloseHelper.close(aeron);
+        } catch (final RuntimeException ex) {
+            errors.add(ex);
+        }
+        aeron = null;
+        try {
+            CloseHelper.close(driver);
+        } catch (final RuntimeException ex) {
+            errors.add(ex);
+        }
+        if (driver != null && aeronDir != null) {
+            IoUtil.delete(new File(aeronDir), true); // belt and braces: dirDeleteOnShutdown already removes it
+        }
+        if (!errors.isEmpty()) {
+            LOG.warn("{}: errors while closing: {}", name, errors);
+        }
+    }
+}
