@@ -1,0 +1,53 @@
+package io.rdmabus.codecs;
+
+import io.rdmabus.codec.Codec;
+import java.util.Locale;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A rough single-threaded timing of encode and decode per codec (not a JUnit test, not run by the build). For real
+ * decisions use JMH; this is enough to see the order of magnitude and regressions. Run it as described in
+ * {@code codecs/README.md}.
+ */
+public final class CodecsBenchmark {
+    private static final int ROUNDS = 5;
+    private static final int OPS_PER_ROUND = 2_000_000;
+    private static volatile Object sink;
+
+    private CodecsBenchmark() {
+    }
+
+    /**
+     * @param args ignored
+     */
+    public static void main(final String[] args) {
+        System.out.printf(Locale.ROOT, "%-28s %12s %12s %8s%n", "codec / value", "encode ns", "decode ns", "bytes");
+        run("sbe-md-quote", MarketDataCodecs.quote(), MarketDataCodecsTest.QUOTE);
+        run("sbe-md-trade", MarketDataCodecs.trade(), MarketDataCodecsTest.TRADE);
+        run("sbe-md-book-level-update", MarketDataCodecs.bookLevelUpdate(), MarketDataCodecsTest.BOOK);
+        run("sbe-md-any (quote)", MarketDataCodecs.any(), MarketDataCodecsTest.QUOTE);
+        run("utf8 ascii 32", Codecs.utf8(), "x".repeat(32));
+        run("utf8 mixed 32 chars", Codecs.utf8(), "caf\u00E9 \u20AC12 \u65E5\u672C\u8A9E \uD83D\uDE00 mixed text here!");
+        run("bytes 64", Codecs.bytes(), new byte[64]);
+    }
+
+    private static <T> void run(final String label, final Codec<T> codec, final T value) {
+        final int length = codec.encodedLength(value);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length + 64]);
+        double bestEncodeNs = Double.MAX_VALUE;
+        double bestDecodeNs = Double.MAX_VALUE;
+        for (int round = 0; round < ROUNDS; round++) {
+            long start = System.nanoTime();
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                codec.encode(value, buffer, 32);
+            }
+            bestEncodeNs = Math.min(bestEncodeNs, (double) (System.nanoTime() - start) / OPS_PER_ROUND);
+            start = System.nanoTime();
+            for (int i = 0; i < OPS_PER_ROUND; i++) {
+                sink = codec.decode(buffer, 32, length);
+            }
+            bestDecodeNs = Math.min(bestDecodeNs, (double) (System.nanoTime() - start) / OPS_PER_ROUND);
+        }
+        System.out.printf(Locale.ROOT, "%-28s %12.1f %12.1f %8d%n", label, bestEncodeNs, bestDecodeNs, length);
+    }
+}
