@@ -1,0 +1,476 @@
+package io.rdmabus.transport.tcp;
+
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.rdmabus.spi.SubscriptionSink;
+
+import org.agrona.collections.IntHashSet;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One TCP connection to a peer node, either accepted or dialled to a seed; the first handler of its channel's
+ * pipeline, so it sees every byte and reactor-netty's inbound bridge sees none.
+ *
+ * <p>Reading is manual ({@code autoRead} off, one {@code read()} at a time): when a subscription's sink answers
+ * {@link SubscriptionSink#BACK_PRESSURE} the frame stays in the cumulation buffer, no further read is issued, the
+ * kernel receive buffer fills, the TCP window closes and the publisher's queue to this node fills until its
+ * {@code tryClaim} answers back-pressured. The frame is offered again after a short delay.
+ *
+ * <p>Writing goes through a lock-free queue drained on the event loop in batches (one flush per batch), bounded in
+ * bytes by {@link TcpTransportConfig#outboundBufferBytes()} as checked by publishers; the queue is not drained while
+ * Netty's channel is unwritable, so a peer that stops reading back-pressures the queue.
+ */
+final class PeerConnection extends ChannelDuplexHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
+    private static final long RESUME_MIN_NS = TimeUnit.MICROSECONDS.toNanos(50);
+    private static final long RESUME_MAX_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final int INITIAL_CUMULATION = 64 * 1024;
+
+    private final TcpTransport transport;
+    /** The seed this connection was dialled for, or {@code null} if it was accepted. */
+    final TcpTransport.Seed seed;
+    private final int maxFrameBytes;
+    private final int maxMessageLength;
+
+    private ChannelHandlerContext ctx;
+    private Channel channel;
+    private EventLoop loop;
+
+    // ---- outbound, any thread
+    private final ConcurrentLinkedQueue<ByteBuf> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final AtomicLong enqueued = new AtomicLong();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private final Runnable drainTask = () -> drain(false);
+    private volatile long written;
+    private volatile boolean inactive;
+    private long drained; // event loop only
+
+    // ---- inbound, event loop only
+    private ByteBuf cumulation;
+    private boolean paused;
+    private TcpSubscription[] pendingTargets;
+    private int pendingIndex;
+    private long resumeDelayNs = RESUME_MIN_NS;
+    private final Runnable resumeTask = this::resume;
+    private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+    private final IntHashSet remoteTopics = new IntHashSet();
+    private ScheduledFuture<?> handshakeTimeout;
+    private volatile boolean handshaken;
+
+    volatile long remoteNodeId;
+    volatile String remoteBusName = "?";
+    /** Set when this connection lost the tie-break against another connection to the same node. */
+    volatile boolean duplicate;
+    /** Set when the peer was refused for good (itself, another protocol version). */
+    volatile boolean rejected;
+
+    PeerConnection(final TcpTransport transport, final TcpTransport.Seed seed) {
+        this.transport = transport;
+        this.seed = seed;
+        this.maxFrameBytes = transport.config().maxFrameBytes();
+        this.maxMessageLength = TcpProtocol.maxMessageLength(maxFrameBytes);
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Override
+    public void handlerAdded(final ChannelHandlerContext context) {
+        this.ctx = context;
+        this.channel = context.channel();
+        this.loop = channel.eventLoop();
+    }
+
+    @Override
+    public void channelActive(final ChannelHandlerContext context) {
+        context.fireChannelActive(); // reactor-netty sets up its connection (and turns autoRead off) here
+        channel.config().setAutoRead(false);
+        if (transport.isClosed()) {
+            context.close();
+            return;
+        }
+        cumulation = context.alloc().heapBuffer(INITIAL_CUMULATION);
+        send(TcpProtocol.hello(context.alloc(), transport.nodeId(), maxFrameBytes, transport.busName()));
+        handshakeTimeout = loop.schedule(() -> {
+            if (!handshaken && channel.isActive()) {
+                protocolError("no hello within " + transport.config().handshakeTimeoutMs() + " ms");
+            }
+        }, transport.config().handshakeTimeoutMs(), TimeUnit.MILLISECONDS);
+        context.read();
+    }
+
+    @Override
+    public void channelInactive(final ChannelHandlerContext context) {
+        inactive = true;
+        if (handshakeTimeout != null) {
+            handshakeTimeout.cancel(false);
+        }
+        if (cumulation != null) {
+            cumulation.release();
+            cumulation = null;
+        }
+        pendingTargets = null;
+        releaseQueued();
+        remoteTopics.forEach(topicId -> transport.removeRemoteSubscriber(topicId, this));
+        remoteTopics.clear();
+        transport.onConnectionClosed(this);
+        context.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext context, final Throwable cause) {
+        if (cause instanceof IOException) {
+            LOG.debug("tcp {}: connection {} failed: {}", transport.busName(), describe(), cause.toString());
+        } else {
+            LOG.warn("tcp {}: connection {} failed, closing it", transport.busName(), describe(), cause);
+        }
+        context.close();
+    }
+
+    /** Closes the connection now (any thread). */
+    void close() {
+        final Channel ch = channel;
+        if (ch != null) {
+            ch.close();
+        }
+    }
+
+    /** Writes everything queued, then closes (any thread). */
+    void closeGracefully() {
+        final Channel ch = channel;
+        if (ch == null) {
+            return;
+        }
+        try {
+            loop.execute(() -> {
+                drain(true);
+                ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            });
+        } catch (final RejectedExecutionException ex) {
+            ch.close();
+        }
+    }
+
+    /** @return the channel, or {@code null} before it was registered */
+    Channel channel() {
+        return channel;
+    }
+
+    boolean isInactive() {
+        return inactive;
+    }
+
+    /** @return the node that dialled this connection */
+    long initiatorNodeId() {
+        return seed != null ? transport.nodeId() : remoteNodeId;
+    }
+
+    String describe() {
+        final Channel ch = channel;
+        final SocketAddress remote = ch == null ? null : ch.remoteAddress();
+        return (seed != null ? "to " : "from ") + remote + " (" + remoteBusName + ")";
+    }
+
+    // ------------------------------------------------------------------ outbound
+
+    /** @return bytes queued but not yet handed to the socket layer */
+    long queuedBytes() {
+        return queuedBytes.get();
+    }
+
+    /** @return messages ever queued on this connection */
+    long enqueuedCount() {
+        return enqueued.get();
+    }
+
+    /** @return messages ever written to the socket */
+    long writtenCount() {
+        return written;
+    }
+
+    /**
+     * Queues a message (any thread); takes ownership of {@code message}.
+     *
+     * @param message a whole wire message (length prefix included)
+     */
+    void send(final ByteBuf message) {
+        if (inactive) {
+            message.release();
+            return;
+        }
+        queuedBytes.addAndGet(message.readableBytes());
+        enqueued.incrementAndGet();
+        queue.offer(message);
+        if (inactive) {
+            releaseQueued(); // raced with channelInactive: nobody will drain
+            return;
+        }
+        if (drainScheduled.compareAndSet(false, true)) {
+            try {
+                loop.execute(drainTask);
+            } catch (final RejectedExecutionException ex) {
+                releaseQueued();
+            }
+        }
+    }
+
+    private void drain(final boolean ignoreWritability) {
+        drainScheduled.set(false);
+        if (inactive || !channel.isActive()) {
+            releaseQueued();
+            return;
+        }
+        int count = 0;
+        while (ignoreWritability || channel.isWritable()) {
+            final ByteBuf message = queue.poll();
+            if (message == null) {
+                break;
+            }
+            queuedBytes.addAndGet(-message.readableBytes());
+            ctx.write(message, ctx.voidPromise());
+            count++;
+        }
+        if (count > 0) {
+            drained += count;
+            final long mark = drained;
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(future -> written = mark);
+        }
+    }
+
+    private void releaseQueued() {
+        ByteBuf message;
+        while ((message = queue.poll()) != null) {
+            queuedBytes.addAndGet(-message.readableBytes());
+            message.release();
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(final ChannelHandlerContext context) {
+        if (channel.isWritable()) {
+            drain(false);
+        }
+        context.fireChannelWritabilityChanged();
+    }
+
+    // ------------------------------------------------------------------ inbound
+
+    @Override
+    public void channelRead(final ChannelHandlerContext context, final Object msg) {
+        if (!(msg instanceof ByteBuf bytes)) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            return;
+        }
+        try {
+            if (cumulation == null) {
+                return; // closed
+            }
+            if (cumulation.readerIndex() > 0) {
+                cumulation.discardSomeReadBytes();
+            }
+            cumulation.writeBytes(bytes);
+        } finally {
+            bytes.release();
+        }
+        if (!paused) {
+            process();
+        }
+    }
+
+    @Override
+    public void channelReadComplete(final ChannelHandlerContext context) {
+        if (!paused && !inactive) {
+            context.read();
+        }
+    }
+
+    private void resume() {
+        if (inactive || cumulation == null) {
+            return;
+        }
+        paused = false;
+        process();
+        if (!paused) {
+            resumeDelayNs = RESUME_MIN_NS;
+            ctx.read();
+        }
+    }
+
+    /** Handles every whole message in the cumulation buffer, unless a sink pushes back. */
+    private void process() {
+        final ByteBuf in = cumulation;
+        while (!paused && in != null && !inactive) {
+            final int readable = in.readableBytes();
+            if (readable < TcpProtocol.LENGTH_FIELD) {
+                break;
+            }
+            final int start = in.readerIndex();
+            final int length = in.getIntLE(start);
+            if (length < 1 || length > maxMessageLength) {
+                protocolError("length prefix " + Integer.toUnsignedString(length) + " is outside 1.." + maxMessageLength);
+                return;
+            }
+            if (readable < TcpProtocol.LENGTH_FIELD + length) {
+                break;
+            }
+            final int type = in.getUnsignedByte(start + TcpProtocol.LENGTH_FIELD);
+            final int body = start + TcpProtocol.LENGTH_FIELD + 1;
+            final int end = start + TcpProtocol.LENGTH_FIELD + length;
+            if (!handshaken) {
+                if (type != TcpProtocol.TYPE_HELLO) {
+                    protocolError("expected a hello, got message type " + type);
+                    return;
+                }
+                if (!onHello(in, body, end)) {
+                    return;
+                }
+            } else {
+                switch (type) {
+                    case TcpProtocol.TYPE_DATA -> {
+                        if (end - body < 4 || end - body - 4 > maxFrameBytes) {
+                            protocolError("data message of " + length + " bytes does not fit a frame of at most " + maxFrameBytes);
+                            return;
+                        }
+                        if (!deliver(in.getIntLE(body), body + 4, end - body - 4)) {
+                            pause();
+                            return;
+                        }
+                    }
+                    case TcpProtocol.TYPE_SUBSCRIBE -> {
+                        if (end - body < 5) {
+                            protocolError("truncated subscribe");
+                            return;
+                        }
+                        final int topicId = in.getIntLE(body);
+                        if (remoteTopics.add(topicId)) {
+                            LOG.debug("tcp {}: {} subscribes to {}", transport.busName(), describe(), TcpProtocol.readName(in, body + 5, end));
+                            transport.addRemoteSubscriber(topicId, this);
+                        }
+                    }
+                    case TcpProtocol.TYPE_UNSUBSCRIBE -> {
+                        if (end - body < 4) {
+                            protocolError("truncated unsubscribe");
+                            return;
+                        }
+                        final int topicId = in.getIntLE(body);
+                        if (remoteTopics.remove(topicId)) {
+                            transport.removeRemoteSubscriber(topicId, this);
+                        }
+                    }
+                    default -> {
+                        protocolError("unknown message type " + type);
+                        return;
+                    }
+                }
+            }
+            in.readerIndex(end);
+        }
+        if (in != null && !in.isReadable()) {
+            in.clear();
+        }
+    }
+
+    private boolean deliver(final int topicId, final int frameOffset, final int frameLength) {
+        TcpSubscription[] targets = pendingTargets;
+        if (targets == null) {
+            targets = transport.subscriptionsFor(topicId);
+            if (targets == null) {
+                transport.onFrameWithoutSubscriber();
+                return true;
+            }
+        }
+        view.wrap(cumulation.array(), cumulation.arrayOffset() + frameOffset, frameLength);
+        for (int i = pendingIndex; i < targets.length; i++) {
+            if (targets[i].deliver(view, 0, frameLength) == SubscriptionSink.BACK_PRESSURE) {
+                pendingTargets = targets;
+                pendingIndex = i;
+                return false;
+            }
+        }
+        pendingTargets = null;
+        pendingIndex = 0;
+        return true;
+    }
+
+    private void pause() {
+        paused = true;
+        transport.onBackPressurePause();
+        loop.schedule(resumeTask, resumeDelayNs, TimeUnit.NANOSECONDS);
+        resumeDelayNs = Math.min(RESUME_MAX_NS, resumeDelayNs * 2);
+    }
+
+    private boolean onHello(final ByteBuf in, final int body, final int end) {
+        if (end - body < 6 || in.getIntLE(body) != TcpProtocol.MAGIC) {
+            protocolError("not an rdma-bus TCP peer (bad hello magic)");
+            return false;
+        }
+        final int version = in.getUnsignedShortLE(body + 4);
+        if (version != TcpProtocol.VERSION) {
+            reject("peer " + describe() + " speaks rdma-bus TCP protocol version " + version + ", this node speaks version "
+                + TcpProtocol.VERSION + ": closing the connection (run the same rdma-bus version on every node)");
+            return false;
+        }
+        if (end - body < 4 + 2 + 8 + 4 + 2) {
+            protocolError("truncated hello");
+            return false;
+        }
+        remoteNodeId = in.getLongLE(body + 6);
+        final int remoteMaxFrame = in.getIntLE(body + 14);
+        final String name = TcpProtocol.readName(in, body + 18, end);
+        remoteBusName = name == null ? "?" : name;
+        if (remoteMaxFrame != maxFrameBytes) {
+            reject("peer " + describe() + " uses " + TcpTransportConfig.MAX_FRAME_BYTES + "=" + remoteMaxFrame + ", this node "
+                + maxFrameBytes + ": closing the connection (configure the same value on every node)");
+            return false;
+        }
+        handshaken = true;
+        if (handshakeTimeout != null) {
+            handshakeTimeout.cancel(false);
+        }
+        if (!transport.onHandshake(this)) {
+            ctx.close();
+            return false;
+        }
+        return true;
+    }
+
+    private void reject(final String why) {
+        rejected = true;
+        transport.onHandshakeRejected();
+        LOG.error("tcp {}: {}", transport.busName(), why);
+        ctx.close();
+        inactiveNow();
+    }
+
+    private void protocolError(final String why) {
+        transport.onProtocolError();
+        LOG.warn("tcp {}: closing connection {}: {}", transport.busName(), describe(), why);
+        ctx.close();
+        inactiveNow();
+    }
+
+    /** Stops processing at once; channelInactive follows and cleans up. */
+    private void inactiveNow() {
+        paused = true;
+    }
+
+    boolean isHandshaken() {
+        return handshaken;
+    }
+}

@@ -1,0 +1,77 @@
+package io.rdmabus.transport.tcp;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.FastThreadLocalThread;
+
+import reactor.core.publisher.Mono;
+import reactor.netty.resources.LoopResources;
+
+/**
+ * The transport's own event loops: one small NIO group that serves the listening socket, accepted connections and
+ * outgoing connections alike (reactor-netty's default resources would start separate server, selector and client
+ * groups, and global ones live until the JVM exits). Threads are named {@code rdma-bus-tcp-io-<busName>-<n>} so a
+ * test can check that none survive {@link #disposeLater}.
+ */
+final class TcpLoopResources implements LoopResources {
+    private final EventLoopGroup group;
+
+    TcpLoopResources(final String busName, final int threads) {
+        final String prefix = "rdma-bus-tcp-io-" + busName + "-";
+        final AtomicInteger counter = new AtomicInteger();
+        this.group = new MultiThreadIoEventLoopGroup(threads, runnable -> {
+            final Thread thread = new FastThreadLocalThread(runnable, prefix + counter.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        }, NioIoHandler.newFactory());
+    }
+
+    /** @return the one group, for scheduling retries */
+    EventLoopGroup group() {
+        return group;
+    }
+
+    @Override
+    public EventLoopGroup onServer(final boolean useNative) {
+        return group;
+    }
+
+    @Override
+    public EventLoopGroup onClient(final boolean useNative) {
+        return group;
+    }
+
+    @Override
+    public EventLoopGroup onServerSelect(final boolean useNative) {
+        return group;
+    }
+
+    @Override
+    public boolean daemon() {
+        return true;
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return group.isTerminated();
+    }
+
+    @Override
+    public Mono<Void> disposeLater(final Duration quietPeriod, final Duration timeout) {
+        return Mono.defer(() -> {
+            group.shutdownGracefully(quietPeriod.toMillis(), timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return Mono.fromFuture(() -> toFuture(group.terminationFuture()));
+        });
+    }
+
+    private static java.util.concurrent.CompletableFuture<Void> toFuture(final io.netty.util.concurrent.Future<?> future) {
+        final java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        future.addListener(f -> done.complete(null));
+        return done;
+    }
+}

@@ -1,0 +1,101 @@
+package io.rdmabus.transport.tcp;
+
+import java.nio.charset.StandardCharsets;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+/**
+ * The TCP transport's wire protocol, version 1 (see {@code tcp-fallback/README.md}). One connection per pair of
+ * nodes carries, in both directions, a stream of little-endian, length-prefixed messages:
+ *
+ * <pre>
+ *  0  u32  length      bytes after this field (type + body); 1 .. max frame + 5
+ *  4  u8   type        1 HELLO, 2 SUBSCRIBE, 3 UNSUBSCRIBE, 4 DATA
+ *  5  ...  body
+ *
+ *  HELLO       i32 magic 0x52425450 ("RBTP"), u16 version, i64 node id, i32 max frame bytes, u16 n + n bytes UTF-8 bus name
+ *  SUBSCRIBE   i32 topic id, u8 delivery (0 best effort, 1 reliable), u16 n + n bytes UTF-8 topic name
+ *  UNSUBSCRIBE i32 topic id
+ *  DATA        i32 topic id, then one bus frame (its 32-byte header and payload), opaque to the transport
+ * </pre>
+ *
+ * <p>Each side sends HELLO first; nothing else is accepted before the peer's HELLO.
+ */
+final class TcpProtocol {
+    static final int VERSION = 1;
+    static final int MAGIC = 0x52425450;
+
+    static final int TYPE_HELLO = 1;
+    static final int TYPE_SUBSCRIBE = 2;
+    static final int TYPE_UNSUBSCRIBE = 3;
+    static final int TYPE_DATA = 4;
+
+    /** Length prefix. */
+    static final int LENGTH_FIELD = 4;
+    /** Length prefix + type + topic id in front of each DATA frame. */
+    static final int DATA_HEADER = LENGTH_FIELD + 1 + 4;
+    /** The largest control message (a SUBSCRIBE with a 128-character name in UTF-8, or a HELLO with a long bus name). */
+    static final int MAX_CONTROL_LENGTH = 2048;
+    private static final int MAX_NAME_BYTES = 1024;
+
+    private TcpProtocol() {
+    }
+
+    /**
+     * @param maxFrameBytes the largest frame
+     * @return the largest value a length prefix may carry
+     */
+    static int maxMessageLength(final int maxFrameBytes) {
+        return Math.max(MAX_CONTROL_LENGTH, 1 + 4 + maxFrameBytes);
+    }
+
+    static ByteBuf hello(final ByteBufAllocator alloc, final long nodeId, final int maxFrameBytes, final String busName) {
+        final byte[] name = truncatedUtf8(busName);
+        final int length = 1 + 4 + 2 + 8 + 4 + 2 + name.length;
+        final ByteBuf buf = alloc.buffer(LENGTH_FIELD + length);
+        buf.writeIntLE(length).writeByte(TYPE_HELLO).writeIntLE(MAGIC).writeShortLE(VERSION).writeLongLE(nodeId).writeIntLE(maxFrameBytes)
+            .writeShortLE(name.length).writeBytes(name);
+        return buf;
+    }
+
+    static ByteBuf subscribe(final ByteBufAllocator alloc, final int topicId, final boolean reliable, final String topicName) {
+        final byte[] name = truncatedUtf8(topicName);
+        final int length = 1 + 4 + 1 + 2 + name.length;
+        final ByteBuf buf = alloc.buffer(LENGTH_FIELD + length);
+        buf.writeIntLE(length).writeByte(TYPE_SUBSCRIBE).writeIntLE(topicId).writeByte(reliable ? 1 : 0).writeShortLE(name.length)
+            .writeBytes(name);
+        return buf;
+    }
+
+    static ByteBuf unsubscribe(final ByteBufAllocator alloc, final int topicId) {
+        final ByteBuf buf = alloc.buffer(LENGTH_FIELD + 5);
+        buf.writeIntLE(5).writeByte(TYPE_UNSUBSCRIBE).writeIntLE(topicId);
+        return buf;
+    }
+
+    private static byte[] truncatedUtf8(final String text) {
+        final byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length <= MAX_NAME_BYTES) {
+            return bytes;
+        }
+        return java.util.Arrays.copyOf(bytes, MAX_NAME_BYTES);
+    }
+
+    /**
+     * @param buf    source
+     * @param offset where the u16 length starts
+     * @param end    end of the message
+     * @return the string, or {@code null} if it overruns the message
+     */
+    static String readName(final ByteBuf buf, final int offset, final int end) {
+        if (offset + 2 > end) {
+            return null;
+        }
+        final int n = buf.getUnsignedShortLE(offset);
+        if (offset + 2 + n > end) {
+            return null;
+        }
+        return buf.toString(offset + 2, n, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,174 @@
+package io.rdmabus.transport.tcp;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.rdmabus.Delivery;
+import io.rdmabus.spi.FrameClaim;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportStatus;
+
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Sending side of one topic: the claim is a pooled Netty buffer with room for the wire header, so the bus encodes
+ * straight into the bytes that go to the socket; commit queues it (a retained duplicate per peer) on every
+ * connection whose peer subscribed the topic.
+ *
+ * <p>RELIABLE: {@link #tryClaim} answers {@link TransportStatus#BACK_PRESSURED} while any subscribed peer's queue is
+ * full (the slowest subscriber paces the publisher; nothing is dropped). BEST_EFFORT: never back-pressured; a frame
+ * is dropped (and counted) for each peer whose queue is full, so that subscriber sees a sequence gap.
+ */
+final class TcpPublication implements TransportPublication, FrameClaim {
+    private final TcpTransport transport;
+    private final TcpTransport.TopicOut out;
+    private final int topicId;
+    private final boolean reliable;
+    private final int maxFrameLength;
+    private final long outboundLimitBytes;
+    private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+    private ByteBuf pending;
+    private int pendingLength;
+    private volatile boolean closed;
+
+    TcpPublication(final TcpTransport transport, final TcpTransport.TopicOut out, final TopicDescriptor topic, final int maxFrameLength) {
+        this.transport = transport;
+        this.out = out;
+        this.topicId = topic.topicId();
+        this.reliable = topic.delivery() == Delivery.RELIABLE;
+        this.maxFrameLength = maxFrameLength;
+        this.outboundLimitBytes = transport.config().outboundBufferBytes();
+    }
+
+    @Override
+    public int tryClaim(final int frameLength) {
+        if (closed || transport.isClosed()) {
+            return TransportStatus.CLOSED;
+        }
+        if (frameLength < 0 || frameLength > maxFrameLength) {
+            return TransportStatus.FRAME_TOO_LARGE;
+        }
+        if (pending != null) { // a claim that was neither committed nor aborted
+            pending.release();
+            pending = null;
+        }
+        final PeerConnection[] targets = out.subscribers;
+        if (targets.length == 0) {
+            return TransportStatus.NOT_CONNECTED;
+        }
+        final int wireLength = TcpProtocol.DATA_HEADER + frameLength;
+        if (reliable) {
+            for (final PeerConnection target : targets) {
+                if (target.queuedBytes() + wireLength > outboundLimitBytes) {
+                    return TransportStatus.BACK_PRESSURED;
+                }
+            }
+        }
+        final ByteBuf buf = ByteBufAllocator.DEFAULT.directBuffer(wireLength, wireLength);
+        buf.writeIntLE(1 + 4 + frameLength).writeByte(TcpProtocol.TYPE_DATA).writeIntLE(topicId);
+        if (buf.hasMemoryAddress()) {
+            view.wrap(buf.memoryAddress() + TcpProtocol.DATA_HEADER, frameLength);
+        } else {
+            final ByteBuffer nio = buf.internalNioBuffer(TcpProtocol.DATA_HEADER, frameLength);
+            view.wrap(nio, nio.position(), frameLength);
+        }
+        pending = buf;
+        pendingLength = frameLength;
+        return TransportStatus.OK;
+    }
+
+    @Override
+    public FrameClaim claim() {
+        return this;
+    }
+
+    @Override
+    public MutableDirectBuffer buffer() {
+        return view;
+    }
+
+    @Override
+    public int offset() {
+        return 0;
+    }
+
+    @Override
+    public int length() {
+        return pendingLength;
+    }
+
+    @Override
+    public void commit() {
+        final ByteBuf buf = pending;
+        if (buf == null) {
+            return;
+        }
+        pending = null;
+        final int wireLength = TcpProtocol.DATA_HEADER + pendingLength;
+        buf.writerIndex(wireLength);
+        for (final PeerConnection target : out.subscribers) {
+            if (!reliable && target.queuedBytes() + wireLength > outboundLimitBytes) {
+                transport.onBestEffortDrop();
+                continue;
+            }
+            target.send(buf.retainedDuplicate());
+        }
+        buf.release();
+    }
+
+    @Override
+    public void abort() {
+        final ByteBuf buf = pending;
+        if (buf != null) {
+            pending = null;
+            buf.release();
+        }
+    }
+
+    @Override
+    public int maxFrameLength() {
+        return maxFrameLength;
+    }
+
+    @Override
+    public boolean isConnected() {
+        return out.subscribers.length > 0;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        abort();
+        lingerUntilWritten(transport.config().lingerMs());
+        closed = true;
+        transport.onPublicationClosed(this);
+    }
+
+    /** Waits (bounded) until what this publication committed so far has been written to each peer's socket. */
+    private void lingerUntilWritten(final long lingerMs) {
+        final PeerConnection[] targets = out.subscribers;
+        final long[] marks = new long[targets.length];
+        for (int i = 0; i < targets.length; i++) {
+            marks[i] = targets[i].enqueuedCount();
+        }
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lingerMs);
+        for (int i = 0; i < targets.length; i++) {
+            while (!targets[i].isInactive() && targets[i].writtenCount() < marks[i] && System.nanoTime() < deadlineNs) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+        }
+    }
+
+    /** Marks the publication closed without waiting (the transport is closing and flushes every connection itself). */
+    void closeNow() {
+        closed = true;
+        abort();
+    }
+}

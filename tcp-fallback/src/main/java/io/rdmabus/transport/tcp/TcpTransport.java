@@ -1,0 +1,539 @@
+package io.rdmabus.transport.tcp;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.resolver.DefaultAddressResolverGroup;
+import io.rdmabus.BusConfigurationException;
+import io.rdmabus.Delivery;
+import io.rdmabus.TransportException;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportCapabilities;
+import io.rdmabus.spi.TransportContext;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportSubscription;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import reactor.netty.DisposableServer;
+import reactor.netty.tcp.TcpClient;
+import reactor.netty.tcp.TcpServer;
+
+/**
+ * Broker-less TCP transport on reactor-netty: each node listens on {@link TcpTransportConfig#BIND} and dials every
+ * seed of {@code discovery().endpoints("tcp")}. A connection is symmetric: after both hellos each side announces the
+ * topics it subscribes, and a publication streams frames of its topic to every connected node that subscribed.
+ * A lost connection to a seed is dialled again with capped exponential backoff; subscriptions are announced again on
+ * every new connection. See {@code tcp-fallback/README.md} for the wire format and delivery semantics.
+ *
+ * <p>Threads: one (or two, {@link TcpTransportConfig#IO_THREADS}) event loop threads named
+ * {@code rdma-bus-tcp-io-<busName>-<n>}, owned by this transport and stopped by {@link #close()}.
+ */
+public final class TcpTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+    private static final String HANDLER = "rdma-bus-tcp";
+    private static final PeerConnection[] NO_PEERS = new PeerConnection[0];
+    private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 64 * 1024);
+
+    private final TcpTransportConfig config;
+    private final long nodeId;
+    private final TransportCapabilities capabilities;
+    private final Object lock = new Object();
+
+    // guarded by lock
+    private final List<PeerConnection> connections = new ArrayList<>();
+    private final Int2ObjectHashMap<TopicOut> outs = new Int2ObjectHashMap<>();
+    private final Int2ObjectHashMap<TopicDescriptor> localTopics = new Int2ObjectHashMap<>();
+    private final List<TcpPublication> publications = new ArrayList<>();
+    private final List<Seed> seeds = new ArrayList<>();
+    /** Copy-on-write: replaced under the lock, read without it on the event loop. */
+    private volatile Int2ObjectHashMap<TcpSubscription[]> localSubscriptions = new Int2ObjectHashMap<>();
+
+    private volatile boolean started;
+    private volatile boolean closed;
+    private String busName = "?";
+    private TcpLoopResources loops;
+    private DisposableServer server;
+    private TcpClient client;
+
+    private final AtomicLong protocolErrors = new AtomicLong();
+    private final AtomicLong handshakeRejections = new AtomicLong();
+    private final AtomicLong bestEffortDrops = new AtomicLong();
+    private final AtomicLong backPressurePauses = new AtomicLong();
+    private final AtomicLong framesWithoutSubscriber = new AtomicLong();
+    private final AtomicLong connectAttempts = new AtomicLong();
+
+    /** @param config settings (see {@link TcpTransportConfig#from}) */
+    public TcpTransport(final TcpTransportConfig config) {
+        this.config = config;
+        long id;
+        do {
+            id = ThreadLocalRandom.current().nextLong();
+        } while (id == 0);
+        this.nodeId = id;
+        this.capabilities = new TransportCapabilities(config.maxFrameBytes(), config.maxFrameBytes(), false, true);
+    }
+
+    @Override
+    public String name() {
+        return TcpTransportFactory.NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public void start(final TransportContext context) {
+        synchronized (lock) {
+            if (started || closed) {
+                throw new TransportException("tcp transport: start() called twice or after close(); use a new transport per bus");
+            }
+            started = true;
+        }
+        busName = context.busName();
+        final List<InetSocketAddress> seedAddresses = new ArrayList<>();
+        for (final String endpoint : context.discovery().endpoints(TcpTransportFactory.NAME)) {
+            seedAddresses.add(TcpTransportConfig.parseEndpoint("tcp seed", endpoint));
+        }
+        loops = new TcpLoopResources(busName, config.ioThreads());
+        try {
+            server = TcpServer.create()
+                .runOn(loops)
+                .host(config.bindHost())
+                .port(config.bindPort())
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .doOnChannelInit((observer, channel, remote) -> channel.pipeline().addFirst(HANDLER, new PeerConnection(this, null)))
+                .handle((in, out) -> out.neverComplete())
+                .bind()
+                .block(Duration.ofSeconds(10));
+        } catch (final RuntimeException ex) {
+            disposeLoops();
+            throw new TransportException("tcp transport of bus '" + busName + "' cannot listen on " + config.bindHost() + ":"
+                + config.bindPort() + " (" + ex.getMessage() + "): change " + TcpTransportConfig.BIND, ex);
+        }
+        client = TcpClient.create()
+            .runOn(loops)
+            .resolver(DefaultAddressResolverGroup.INSTANCE)
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, config.connectTimeoutMs()))
+            .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
+        LOG.info("tcp {}: listening on {}, node id {}, seeds {}", busName, boundAddress(), Long.toHexString(nodeId), seedAddresses);
+        synchronized (lock) {
+            for (final InetSocketAddress address : seedAddresses) {
+                seeds.add(new Seed(address));
+            }
+        }
+        for (final Seed seed : seeds) {
+            seed.connect();
+        }
+    }
+
+    /**
+     * @return the address this node listens on (with the actual port when {@code tcp.bind} asked for port 0)
+     * @throws IllegalStateException before {@link #start}
+     */
+    public InetSocketAddress boundAddress() {
+        final DisposableServer s = server;
+        if (s == null) {
+            throw new IllegalStateException("tcp transport is not started");
+        }
+        return (InetSocketAddress) s.address();
+    }
+
+    /** @return {@code host:port} of {@link #boundAddress()}, as a seed for other nodes */
+    public String boundEndpoint() {
+        final InetSocketAddress address = boundAddress();
+        return address.getHostString() + ":" + address.getPort();
+    }
+
+    @Override
+    public TransportPublication addPublication(final TopicDescriptor topic) {
+        checkUsable();
+        final int maxFrame = capabilities.maxFrameLength(topic.delivery());
+        synchronized (lock) {
+            final TcpPublication publication = new TcpPublication(this, outFor(topic.topicId()), topic, maxFrame);
+            publications.add(publication);
+            return publication;
+        }
+    }
+
+    @Override
+    public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
+        checkUsable();
+        if (sink == null) {
+            throw new BusConfigurationException("tcp transport: addSubscription needs a sink");
+        }
+        final TcpSubscription subscription = new TcpSubscription(this, topic, sink);
+        synchronized (lock) {
+            final Int2ObjectHashMap<TcpSubscription[]> copy = new Int2ObjectHashMap<>(localSubscriptions);
+            final TcpSubscription[] existing = copy.get(topic.topicId());
+            if (existing == null) {
+                copy.put(topic.topicId(), new TcpSubscription[] {subscription});
+                localTopics.put(topic.topicId(), topic);
+                for (final PeerConnection connection : connections) {
+                    connection.send(subscribeMessage(topic));
+                }
+            } else {
+                final TcpSubscription[] grown = Arrays.copyOf(existing, existing.length + 1);
+                grown[existing.length] = subscription;
+                copy.put(topic.topicId(), grown);
+            }
+            localSubscriptions = copy;
+        }
+        return subscription;
+    }
+
+    private void checkUsable() {
+        if (!started) {
+            throw new TransportException("tcp transport is not started: the bus calls start() first");
+        }
+        if (closed) {
+            throw new TransportException("tcp transport of bus '" + busName + "' is closed");
+        }
+    }
+
+    private io.netty.buffer.ByteBuf subscribeMessage(final TopicDescriptor topic) {
+        return TcpProtocol.subscribe(ByteBufAllocator.DEFAULT, topic.topicId(), topic.delivery() == Delivery.RELIABLE, topic.name());
+    }
+
+    void removeSubscription(final TcpSubscription subscription) {
+        synchronized (lock) {
+            final int topicId = subscription.topic.topicId();
+            final TcpSubscription[] existing = localSubscriptions.get(topicId);
+            if (existing == null) {
+                return;
+            }
+            final TcpSubscription[] remaining = Arrays.stream(existing).filter(s -> s != subscription).toArray(TcpSubscription[]::new);
+            final Int2ObjectHashMap<TcpSubscription[]> copy = new Int2ObjectHashMap<>(localSubscriptions);
+            if (remaining.length == 0) {
+                copy.remove(topicId);
+                localTopics.remove(topicId);
+                if (!closed) {
+                    for (final PeerConnection connection : connections) {
+                        connection.send(TcpProtocol.unsubscribe(ByteBufAllocator.DEFAULT, topicId));
+                    }
+                }
+            } else {
+                copy.put(topicId, remaining);
+            }
+            localSubscriptions = copy;
+        }
+    }
+
+    void onPublicationClosed(final TcpPublication publication) {
+        synchronized (lock) {
+            publications.remove(publication);
+        }
+    }
+
+    // ------------------------------------------------------------------ called by connections (event loop)
+
+    TcpSubscription[] subscriptionsFor(final int topicId) {
+        return localSubscriptions.get(topicId);
+    }
+
+    private TopicOut outFor(final int topicId) {
+        TopicOut out = outs.get(topicId);
+        if (out == null) {
+            out = new TopicOut();
+            outs.put(topicId, out);
+        }
+        return out;
+    }
+
+    void addRemoteSubscriber(final int topicId, final PeerConnection connection) {
+        synchronized (lock) {
+            if (!connection.isInactive()) {
+                outFor(topicId).add(connection);
+            }
+        }
+    }
+
+    void removeRemoteSubscriber(final int topicId, final PeerConnection connection) {
+        synchronized (lock) {
+            final TopicOut out = outs.get(topicId);
+            if (out != null) {
+                out.remove(connection);
+            }
+        }
+    }
+
+    /**
+     * A peer's hello was valid: registers the connection and announces this node's subscriptions on it.
+     *
+     * @return false if the connection must be closed (to this node itself, a duplicate, or the transport is closing)
+     */
+    boolean onHandshake(final PeerConnection connection) {
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            if (connection.remoteNodeId == nodeId) {
+                LOG.info("tcp {}: {} leads to this node itself; not dialling it again", busName, connection.describe());
+                connection.rejected = true;
+                return false;
+            }
+            for (final PeerConnection existing : connections) {
+                if (existing.remoteNodeId == connection.remoteNodeId && !existing.isInactive()) {
+                    // Two connections to one node (both dialled each other): both ends keep the one dialled by the lower id.
+                    if (Long.compareUnsigned(connection.initiatorNodeId(), existing.initiatorNodeId()) >= 0) {
+                        LOG.debug("tcp {}: {} duplicates {}; closing it", busName, connection.describe(), existing.describe());
+                        connection.duplicate = true;
+                        return false;
+                    }
+                    LOG.debug("tcp {}: {} replaces duplicate {}", busName, connection.describe(), existing.describe());
+                    existing.duplicate = true;
+                    connections.remove(existing);
+                    existing.close();
+                    break;
+                }
+            }
+            connections.add(connection);
+            localTopics.forEach((topicId, topic) -> connection.send(subscribeMessage(topic)));
+        }
+        if (connection.seed != null) {
+            connection.seed.onConnected();
+        }
+        LOG.info("tcp {}: connected {}", busName, connection.describe());
+        return true;
+    }
+
+    void onConnectionClosed(final PeerConnection connection) {
+        final boolean wasRegistered;
+        synchronized (lock) {
+            wasRegistered = connections.remove(connection);
+        }
+        if (wasRegistered) {
+            LOG.info("tcp {}: disconnected {}", busName, connection.describe());
+        }
+        final Seed seed = connection.seed;
+        if (seed != null && !closed) {
+            if (connection.rejected && connection.remoteNodeId == nodeId) {
+                return; // a seed that is this node itself
+            }
+            seed.scheduleRetry(connection.duplicate);
+        }
+    }
+
+    void onProtocolError() {
+        protocolErrors.incrementAndGet();
+    }
+
+    void onHandshakeRejected() {
+        handshakeRejections.incrementAndGet();
+    }
+
+    void onBestEffortDrop() {
+        bestEffortDrops.incrementAndGet();
+    }
+
+    void onBackPressurePause() {
+        backPressurePauses.incrementAndGet();
+    }
+
+    void onFrameWithoutSubscriber() {
+        framesWithoutSubscriber.incrementAndGet();
+    }
+
+    TcpTransportConfig config() {
+        return config;
+    }
+
+    long nodeId() {
+        return nodeId;
+    }
+
+    String busName() {
+        return busName;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    // ------------------------------------------------------------------ observability
+
+    /** @return connections closed because the peer broke the protocol (garbage, bad length prefix, no hello in time) */
+    public long protocolErrors() {
+        return protocolErrors.get();
+    }
+
+    /** @return connections refused at the hello: another protocol version or another max frame size */
+    public long handshakeRejections() {
+        return handshakeRejections.get();
+    }
+
+    /** @return best-effort frames not queued to a peer because its outbound buffer was full */
+    public long bestEffortDrops() {
+        return bestEffortDrops.get();
+    }
+
+    /** @return times a connection stopped reading because a subscription's sink pushed back */
+    public long backPressurePauses() {
+        return backPressurePauses.get();
+    }
+
+    /** @return data frames that arrived for a topic this node no longer subscribes */
+    public long framesWithoutSubscriber() {
+        return framesWithoutSubscriber.get();
+    }
+
+    /** @return connection attempts to seeds, first ones and retries */
+    public long connectAttempts() {
+        return connectAttempts.get();
+    }
+
+    /** @return nodes connected (hello exchanged) right now */
+    public int connectedPeers() {
+        synchronized (lock) {
+            return connections.size();
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    @Override
+    public void close() {
+        final List<PeerConnection> open;
+        final List<TcpPublication> pubs;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            open = new ArrayList<>(connections);
+            pubs = new ArrayList<>(publications);
+            publications.clear();
+        }
+        if (!started) {
+            return;
+        }
+        for (final TcpPublication publication : pubs) {
+            publication.closeNow();
+        }
+        // Flush what is queued, then close; bounded by the linger time.
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
+        for (final PeerConnection connection : open) {
+            connection.closeGracefully();
+        }
+        for (final PeerConnection connection : open) {
+            final Channel channel = connection.channel();
+            final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime()));
+            if (channel != null && !channel.closeFuture().awaitUninterruptibly(leftMs)) {
+                channel.close();
+            }
+        }
+        final DisposableServer s = server;
+        if (s != null) {
+            try {
+                s.disposeNow(Duration.ofSeconds(5));
+            } catch (final RuntimeException ex) {
+                LOG.warn("tcp {}: closing the listening socket: {}", busName, ex.toString());
+            }
+        }
+        disposeLoops();
+        LOG.info("tcp {}: closed ({} protocol errors, {} handshake rejections, {} best-effort drops)", busName, protocolErrors.get(),
+            handshakeRejections.get(), bestEffortDrops.get());
+    }
+
+    private void disposeLoops() {
+        final TcpLoopResources l = loops;
+        if (l != null) {
+            try {
+                l.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(10));
+            } catch (final RuntimeException ex) {
+                LOG.warn("tcp {}: event loops did not stop in time: {}", busName, ex.toString());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** The remote subscribers of one topic, shared by every local publication of it. */
+    static final class TopicOut {
+        /** Copy-on-write; replaced under the transport's lock. */
+        volatile PeerConnection[] subscribers = NO_PEERS;
+
+        void add(final PeerConnection connection) {
+            for (final PeerConnection c : subscribers) {
+                if (c == connection) {
+                    return;
+                }
+            }
+            final PeerConnection[] grown = Arrays.copyOf(subscribers, subscribers.length + 1);
+            grown[subscribers.length] = connection;
+            subscribers = grown;
+        }
+
+        void remove(final PeerConnection connection) {
+            subscribers = Arrays.stream(subscribers).filter(c -> c != connection).toArray(PeerConnection[]::new);
+        }
+    }
+
+    /** A seed endpoint this node keeps a connection to, dialling again with capped exponential backoff. */
+    final class Seed {
+        private final InetSocketAddress address;
+        private long backoffMs = config.reconnectMinMs();
+
+        Seed(final InetSocketAddress address) {
+            this.address = address;
+        }
+
+        void connect() {
+            if (closed) {
+                return;
+            }
+            connectAttempts.incrementAndGet();
+            try {
+                client.remoteAddress(() -> new InetSocketAddress(address.getHostString(), address.getPort()))
+                    .doOnChannelInit((observer, channel, remote) -> channel.pipeline().addFirst(HANDLER, new PeerConnection(TcpTransport.this, this)))
+                    .connect()
+                    .subscribe(connection -> { }, error -> {
+                        LOG.debug("tcp {}: cannot connect to seed {}: {}", busName, address, error.toString());
+                        scheduleRetry(false);
+                    });
+            } catch (final RuntimeException ex) {
+                LOG.debug("tcp {}: cannot connect to seed {}: {}", busName, address, ex.toString());
+                scheduleRetry(false);
+            }
+        }
+
+        synchronized void onConnected() {
+            backoffMs = config.reconnectMinMs();
+        }
+
+        void scheduleRetry(final boolean atMaxDelay) {
+            if (closed) {
+                return;
+            }
+            final long delayMs;
+            synchronized (this) {
+                delayMs = atMaxDelay ? config.reconnectMaxMs() : backoffMs;
+                backoffMs = Math.min(config.reconnectMaxMs(), backoffMs * 2);
+            }
+            try {
+                loops.group().schedule(this::connect, delayMs, TimeUnit.MILLISECONDS);
+            } catch (final RejectedExecutionException ex) {
+                LOG.debug("tcp {}: not dialling {} again, the transport is closing", busName, address);
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package io.rdmabus.transport.tcp;
+
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import io.rdmabus.BusConfigurationException;
+
+/**
+ * Settings of the TCP transport, parsed from the bus's transport properties. Every key is optional; an unknown key
+ * or a bad value fails fast with a message naming the key and what to change.
+ *
+ * @param bindHost              interface to listen on ({@value #BIND}, host part)
+ * @param bindPort              port to listen on, 0 for an ephemeral port ({@value #BIND}, port part)
+ * @param reconnectMinMs        first retry delay after a seed connection failed or was lost
+ * @param reconnectMaxMs        cap of the exponential retry delay
+ * @param maxFrameBytes         largest frame (bus header included) carried in one piece, for both deliveries
+ * @param outboundBufferBytes   per-connection bytes queued for sending before a reliable publication is back-pressured
+ *                              (best-effort frames are dropped instead)
+ * @param ioThreads             event loop threads (1 or 2; the machine this runs on may have few cores)
+ * @param connectTimeoutMs      TCP connect timeout to a seed
+ * @param handshakeTimeoutMs    a connection that has not completed the hello exchange by then is closed
+ * @param lingerMs              bound on how long closing a publication or the transport waits for queued frames to be written
+ */
+public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMinMs, long reconnectMaxMs, int maxFrameBytes,
+                                 long outboundBufferBytes, int ioThreads, long connectTimeoutMs, long handshakeTimeoutMs, long lingerMs) {
+    /** {@code host:port} to listen on; default {@code 127.0.0.1:0} (loopback, ephemeral port). */
+    public static final String BIND = "tcp.bind";
+    /** Milliseconds, first reconnect delay; default 50. */
+    public static final String RECONNECT_MIN_MS = "tcp.reconnect.min.ms";
+    /** Milliseconds, largest reconnect delay; default 2000. */
+    public static final String RECONNECT_MAX_MS = "tcp.reconnect.max.ms";
+    /** Bytes, largest frame; default 65536, range 64..16 MiB. Every node must use the same value. */
+    public static final String MAX_FRAME_BYTES = "tcp.frame.max.bytes";
+    /** Bytes queued per connection before back-pressure/drops; default 1 MiB. */
+    public static final String OUTBOUND_BUFFER_BYTES = "tcp.outbound.buffer.bytes";
+    /** Event loop threads, 1..2; default 1. */
+    public static final String IO_THREADS = "tcp.io.threads";
+    /** Milliseconds; default 2000. */
+    public static final String CONNECT_TIMEOUT_MS = "tcp.connect.timeout.ms";
+    /** Milliseconds; default 5000. */
+    public static final String HANDSHAKE_TIMEOUT_MS = "tcp.handshake.timeout.ms";
+    /** Milliseconds; default 5000. */
+    public static final String LINGER_MS = "tcp.linger.ms";
+
+    /** Every key this transport accepts. */
+    public static final List<String> KNOWN_KEYS = List.of(BIND, RECONNECT_MIN_MS, RECONNECT_MAX_MS, MAX_FRAME_BYTES, OUTBOUND_BUFFER_BYTES,
+        IO_THREADS, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS);
+
+    /** Smallest accepted {@link #MAX_FRAME_BYTES}. */
+    public static final int MIN_FRAME_BYTES = 64;
+    /** Largest accepted {@link #MAX_FRAME_BYTES}. */
+    public static final int MAX_FRAME_BYTES_LIMIT = 16 * 1024 * 1024;
+
+    /** Validates. */
+    public TcpTransportConfig {
+        if (reconnectMinMs < 1 || reconnectMaxMs < reconnectMinMs) {
+            throw new BusConfigurationException(RECONNECT_MIN_MS + "=" + reconnectMinMs + " and " + RECONNECT_MAX_MS + "=" + reconnectMaxMs
+                + ": need 1 <= min <= max");
+        }
+        if (maxFrameBytes < MIN_FRAME_BYTES || maxFrameBytes > MAX_FRAME_BYTES_LIMIT) {
+            throw new BusConfigurationException(MAX_FRAME_BYTES + "=" + maxFrameBytes + " is out of range " + MIN_FRAME_BYTES + ".."
+                + MAX_FRAME_BYTES_LIMIT);
+        }
+        if (outboundBufferBytes < 2L * maxFrameBytes) {
+            throw new BusConfigurationException(OUTBOUND_BUFFER_BYTES + "=" + outboundBufferBytes + " must hold at least two frames (>= "
+                + 2L * maxFrameBytes + " with " + MAX_FRAME_BYTES + "=" + maxFrameBytes + ")");
+        }
+        if (ioThreads < 1 || ioThreads > 2) {
+            throw new BusConfigurationException(IO_THREADS + "=" + ioThreads + ": use 1 or 2");
+        }
+        if (connectTimeoutMs < 1 || handshakeTimeoutMs < 1 || lingerMs < 0) {
+            throw new BusConfigurationException(CONNECT_TIMEOUT_MS + ", " + HANDSHAKE_TIMEOUT_MS + " must be >= 1 and " + LINGER_MS
+                + " >= 0");
+        }
+    }
+
+    /** @return the defaults */
+    public static TcpTransportConfig defaults() {
+        return from(Map.of());
+    }
+
+    /**
+     * @param properties transport properties ({@link #KNOWN_KEYS})
+     * @return the parsed settings
+     * @throws BusConfigurationException for an unknown key or a bad value
+     */
+    public static TcpTransportConfig from(final Map<String, String> properties) {
+        final TreeSet<String> unknown = new TreeSet<>(properties.keySet());
+        unknown.removeAll(KNOWN_KEYS);
+        if (!unknown.isEmpty()) {
+            throw new BusConfigurationException("Unknown tcp transport properties " + unknown + ": known keys are " + KNOWN_KEYS);
+        }
+        final InetSocketAddress bind = parseEndpoint(BIND, properties.getOrDefault(BIND, "127.0.0.1:0"));
+        return new TcpTransportConfig(bind.getHostString(), bind.getPort(),
+            number(properties, RECONNECT_MIN_MS, 50), number(properties, RECONNECT_MAX_MS, 2000),
+            (int) number(properties, MAX_FRAME_BYTES, 65536), number(properties, OUTBOUND_BUFFER_BYTES, 1024 * 1024),
+            (int) number(properties, IO_THREADS, 1), number(properties, CONNECT_TIMEOUT_MS, 2000),
+            number(properties, HANDSHAKE_TIMEOUT_MS, 5000), number(properties, LINGER_MS, 5000));
+    }
+
+    private static long number(final Map<String, String> properties, final String key, final long defaultValue) {
+        final String value = properties.get(key);
+        if (value == null) {
+            return defaultValue;
+        }
+        try {
+            final long parsed = Long.parseLong(value.trim());
+            if (parsed > Integer.MAX_VALUE && !key.equals(OUTBOUND_BUFFER_BYTES)) {
+                throw new NumberFormatException("too large");
+            }
+            return parsed;
+        } catch (final NumberFormatException ex) {
+            throw new BusConfigurationException("Transport property " + key + "='" + value + "' is not a valid number (default "
+                + defaultValue + ")");
+        }
+    }
+
+    /**
+     * Parses {@code host:port} or {@code [ipv6]:port} without resolving the host.
+     *
+     * @param what     the property or seed name, for the error message
+     * @param endpoint the text
+     * @return an unresolved address
+     * @throws BusConfigurationException if it is not {@code host:port} with a port in 0..65535
+     */
+    public static InetSocketAddress parseEndpoint(final String what, final String endpoint) {
+        final String text = endpoint == null ? "" : endpoint.trim();
+        final int colon = text.lastIndexOf(':');
+        if (colon <= 0 || colon == text.length() - 1) {
+            throw new BusConfigurationException(what + "='" + endpoint + "' is not host:port (e.g. 127.0.0.1:7701)");
+        }
+        String host = text.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        final int port;
+        try {
+            port = Integer.parseInt(text.substring(colon + 1));
+        } catch (final NumberFormatException ex) {
+            throw new BusConfigurationException(what + "='" + endpoint + "': the port is not a number");
+        }
+        if (port < 0 || port > 65535) {
+            throw new BusConfigurationException(what + "='" + endpoint + "': port " + port + " is out of range 0..65535");
+        }
+        return InetSocketAddress.createUnresolved(host, port);
+    }
+}
