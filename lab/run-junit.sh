@@ -74,17 +74,19 @@ OUT=$WORK/runs/$RUN_ID
 mkdir -p "$OUT/launch"
 echo "run-junit: building $MODULE test classpath with $(java -version 2>&1 | head -1)"
 # test-compile (not install): reactor siblings resolve to their target/classes.
-# A relative outputFile resolves against each module's basedir: one file per module.
-CP_FILE=$MODULE_DIR/target/rxe-lab.classpath
-rm -f "$CP_FILE"
+# A relative outputFile resolves against each module's basedir: one file per module (and run).
+CP_NAME=rxe-lab-$$.classpath
+CP_FILE=$MODULE_DIR/target/$CP_NAME
 if ! mvn -B -q "${MVN_PROJECT[@]}" test-compile dependency:build-classpath \
-    -Dmdep.includeScope=test -Dmdep.outputFile=target/rxe-lab.classpath > "$OUT/launch/mvn-build.log" 2>&1; then
+    -Dmdep.includeScope=test -Dmdep.outputFile="target/$CP_NAME" > "$OUT/launch/mvn-build.log" 2>&1; then
   tail -40 "$OUT/launch/mvn-build.log" >&2
   echo "run-junit: build of $MODULE failed (log: $OUT/launch/mvn-build.log)" >&2
   exit 1
 fi
 [ -f "$CP_FILE" ] || { echo "run-junit: maven wrote no classpath to $CP_FILE" >&2; exit 1; }
 CLASSPATH_VALUE="$MODULE_DIR/target/test-classes:$MODULE_DIR/target/classes:$(cat "$CP_FILE")"
+find "$(dirname "$MODULE_DIR")" -path "*/target/$CP_NAME" -delete 2>/dev/null || true
+
 
 LAUNCHER_DIR=$WORK/junit
 LAUNCHER=$LAUNCHER_DIR/junit-platform-console-standalone-$CONSOLE_VERSION.jar
@@ -97,16 +99,37 @@ if [ ! -s "$LAUNCHER" ]; then
 fi
 
 # Argument files, written on the host and read by the guests through the read-only root.
+common_launcher_args() {
+  echo "--disable-banner"
+  echo "--include-engine=junit-jupiter"
+  echo "--class-path=$CLASSPATH_VALUE"
+}
+
+# Class loading and linking dominate JVM start-up under TCG. An AOT cache (JDK 25) of the
+# launcher's own classes, trained on the host by a discovery-only run (a tag no test has),
+# roughly halves launcher start-up. Test classes come from the launcher's own class loader
+# and are not cached, so one cache serves every module. Best effort: no cache, no harm.
+JDK_ID=$(java -XshowSettings:properties -version 2>&1 | awk '$1 == "java.runtime.version" { print $3 }')
+AOT=$LAUNCHER_DIR/console-$CONSOLE_VERSION-jdk$JDK_ID.aot
+if [ ! -s "$AOT" ]; then
+  echo "run-junit: training the launcher AOT cache $AOT"
+  common_launcher_args > "$OUT/launch/aot-training.args"
+  echo "--include-tag=rxe-lab-aot-training-matches-nothing" >> "$OUT/launch/aot-training.args"
+  (cd "$OUT/launch" && java -XX:-UsePerfData -XX:AOTCacheOutput="$AOT.$$.part" --enable-native-access=ALL-UNNAMED \
+    -jar "$LAUNCHER" execute @"$OUT/launch/aot-training.args" --details=none) > "$OUT/launch/aot-training.log" 2>&1 || true
+  if [ -s "$AOT.$$.part" ]; then mv "$AOT.$$.part" "$AOT"; else echo "run-junit: no AOT cache (see $OUT/launch/aot-training.log)"; fi
+
+fi
 {
   echo "--enable-native-access=ALL-UNNAMED"
+  [ -s "$AOT" ] && echo "-XX:AOTCache=$AOT"
   for o in ${RXE_LAB_JAVA_OPTS:-}; do echo "$o"; done
 } > "$OUT/launch/jvm.args"
 {
-  echo "--disable-banner"
+  common_launcher_args
   echo "--details=tree"
   echo "--fail-if-no-tests"
   echo "--include-tag=$TAG"
-  echo "--class-path=$CLASSPATH_VALUE"
   if [ ${#CLASSES[@]} -gt 0 ]; then
     for c in "${CLASSES[@]}"; do echo "--select-class=$c"; done
   else
