@@ -29,6 +29,28 @@ public interface TckFixture extends AutoCloseable {
     /** @return the largest best-effort frame of this transport, header included */
     int maxBestEffortFrameLength();
 
+    /**
+     * An upper bound on how many bytes of one reliable stream the transport may hold between a publisher and a
+     * stalled subscriber (send buffers, term buffers, socket buffers, receive buffers), used by the backpressure case:
+     * it publishes four times this much to a slow subscriber and checks that the publisher was held back to within this
+     * bound. Override if the transport is configured with larger buffers.
+     *
+     * @return bytes, default 64 MiB
+     */
+    default long maxBufferedReliableBytes() {
+        return 64L * 1024 * 1024;
+    }
+
+    /**
+     * Transport-specific check, called by the close case after {@code bus.close()} returned (and after the bus's
+     * threads are gone): e.g. the bus's listening port is free again, its files or shared-memory logs are removed.
+     * Throw an {@link AssertionError} to fail the case. Default: nothing to check beyond threads.
+     *
+     * @param busName the closed bus
+     */
+    default void assertTransportResourcesReleased(final String busName) {
+    }
+
     /** Releases what the fixture shares between buses (e.g. an embedded media driver). */
     @Override
     void close();

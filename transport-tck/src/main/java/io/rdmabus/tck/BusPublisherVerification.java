@@ -1,0 +1,85 @@
+package io.rdmabus.tck;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+import io.rdmabus.Bus;
+import io.rdmabus.Delivery;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
+
+import org.reactivestreams.Publisher;
+import org.reactivestreams.tck.PublisherVerification;
+import org.reactivestreams.tck.TestEnvironment;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The reactive-streams {@link PublisherVerification} applied to the {@code Flux} of {@link Bus#subscribe(Topic)}.
+ *
+ * <p>{@link #createPublisher(long)} returns a cold publisher: each subscription subscribes to a fresh reliable topic on
+ * the subscriber bus and, from another thread, publishes {@code elements} values on it from the publisher bus. The
+ * bus's subscribe {@code Flux} never completes by itself (it completes when the bus closes), so the finite stream is
+ * the bus {@code Flux} limited with {@code take(elements)}; demand, cancellation, signalling order and the
+ * §3.13 reference drop are still the bus's. {@link #createFailedPublisher()} is a subscription on a closed bus, which
+ * the bus must refuse with {@code onSubscribe} then {@code onError} (rule 1.9).
+ */
+final class BusPublisherVerification extends PublisherVerification<String> {
+    private static final AtomicInteger TOPICS = new AtomicInteger();
+
+    private final Bus publisherBus;
+    private final Bus subscriberBus;
+    private final Supplier<Bus> closedBus;
+    private final String topicPrefix;
+
+    /**
+     * @param env               timeouts
+     * @param gcTimeoutMillis   how long after cancel the bus must have dropped the subscriber (rule 3.13)
+     * @param publisherBus      publishes the elements
+     * @param subscriberBus     the bus whose subscribe Flux is verified
+     * @param closedBus         makes a closed bus for {@link #createFailedPublisher()}
+     * @param topicPrefix       makes topic names unique per run
+     */
+    BusPublisherVerification(final TestEnvironment env, final long gcTimeoutMillis, final Bus publisherBus, final Bus subscriberBus,
+                             final Supplier<Bus> closedBus, final String topicPrefix) {
+        super(env, gcTimeoutMillis);
+        this.publisherBus = publisherBus;
+        this.subscriberBus = subscriberBus;
+        this.closedBus = closedBus;
+        this.topicPrefix = topicPrefix;
+    }
+
+    @Override
+    public Publisher<String> createPublisher(final long elements) {
+        return Flux.defer(() -> {
+            final Topic<String> topic = Topic.of(topicPrefix + "-" + TOPICS.incrementAndGet(), Codecs.utf8(), Delivery.RELIABLE);
+            final Flux<String> values = subscriberBus.subscribe(topic);
+            // publish waits for the subscriber to connect and only as fast as it requests (reliable: credits)
+            final Flux<String> source = elements == Long.MAX_VALUE
+                ? Flux.<String, Long>generate(() -> 0L, (i, sink) -> {
+                    sink.next("e" + i);
+                    return i + 1;
+                })
+                : Flux.range(0, (int) Math.min(elements, Integer.MAX_VALUE)).map(i -> "e" + i);
+            final Disposable[] publishing = new Disposable[1];
+            final Flux<String> limited = elements == Long.MAX_VALUE ? values : values.take(elements, true);
+            return limited
+                .doOnSubscribe(s -> publishing[0] = publisherBus.publish(topic, source).subscribeOn(Schedulers.boundedElastic()).subscribe(
+                    done -> { }, error -> { }))
+                .doFinally(signal -> {
+                    final Disposable d = publishing[0];
+                    if (d != null) {
+                        d.dispose();
+                    }
+                });
+        });
+    }
+
+    @Override
+    public Publisher<String> createFailedPublisher() {
+        final Bus closed = closedBus.get();
+        return closed.subscribe(Topic.of(topicPrefix + "-failed", Codecs.utf8(), Delivery.RELIABLE));
+    }
+}

@@ -1,0 +1,1013 @@
+package io.rdmabus.tck;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusException;
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.MessageTooLargeException;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Received;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.SubscriptionStats;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.FrameClaim;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportCapabilities;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportStatus;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.reactivestreams.tck.PublisherVerification;
+import org.reactivestreams.tck.TestEnvironment;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The transport compatibility kit: one JUnit 5 suite every transport configuration runs against real buses.
+ *
+ * <p>Usage, in a transport's test sources:
+ * <pre>{@code
+ * class TcpTckTest extends TransportTck {
+ *     @Override
+ *     protected TckFixture createFixture() {
+ *         return new TcpFixture();
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Lifecycle: one fixture per test class ({@link TestInstance.Lifecycle#PER_CLASS}), created in {@link BeforeAll} and
+ * closed in {@link AfterAll}, because fixtures may hold expensive shared parts (an embedded media driver). Isolation
+ * between cases comes from fresh buses (unique names) and fresh topics (unique names) in every case; every bus a case
+ * opens is closed after it. Every case is bounded by {@link Timeout}; the whole suite takes well under two minutes on
+ * two cores.
+ *
+ * <p>Conventions: payloads are strings ({@code Codecs.utf8()}) or bytes ({@code Codecs.bytes()}). "Probes" are
+ * messages published until every subscriber has seen one, so a case starts only when the path is known to be
+ * connected end to end (a connected publication means at least one subscriber, not all of them).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 45, unit = TimeUnit.SECONDS)
+public abstract class TransportTck {
+    /** Prefix every bus and transport thread name carries. */
+    public static final String THREAD_PREFIX = "rdma-bus-";
+    private static final String PROBE = "probe";
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(15);
+    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(20);
+    private static final long OFFER_RETRY_PAUSE_NS = 50_000;
+
+    private final String runId = Integer.toHexString(ThreadLocalRandom.current().nextInt() & 0xFFFFFF);
+    private final AtomicInteger names = new AtomicInteger();
+    private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
+    private Set<Thread> threadsBeforeFixture = Set.of();
+    private TckFixture fixture;
+
+    /** @return a new fixture for the transport configuration under test; the kit closes it after the class */
+    protected abstract TckFixture createFixture();
+
+    /** @return the fixture in use (created once per test class) */
+    protected final TckFixture fixture() {
+        return fixture;
+    }
+
+    @BeforeAll
+    final void startFixture() {
+        threadsBeforeFixture = liveThreads(name -> name.startsWith(THREAD_PREFIX));
+        fixture = createFixture();
+        assertTrue(fixture != null, "createFixture() returned null");
+    }
+
+    @AfterEach
+    final void closeCaseResources() {
+        final List<AutoCloseable> copy;
+        synchronized (toClose) {
+            copy = new ArrayList<>(toClose);
+            toClose.clear();
+        }
+        Collections.reverse(copy);
+        for (final AutoCloseable closeable : copy) {
+            try {
+                closeable.close();
+            } catch (final Exception ex) {
+                throw new AssertionError("closing " + closeable + " after the case failed", ex);
+            }
+        }
+    }
+
+    @AfterAll
+    final void closeFixture() throws InterruptedException {
+        if (fixture == null) {
+            return;
+        }
+        fixture.close();
+        final Set<Thread> left = awaitThreadsGone(t -> t.getName().startsWith(THREAD_PREFIX) && !threadsBeforeFixture.contains(t),
+            Duration.ofSeconds(10));
+        assertTrue(left.isEmpty(), "threads still alive 10 s after every bus and the fixture (" + fixture.name() + ") closed: "
+            + names(left));
+    }
+
+    // ------------------------------------------------------------------------------------------------ one to one
+
+    /** RELIABLE, one publisher and one subscriber: every value arrives once, in order, from one session, with no loss. */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void reliableOneToOneDeliversEverythingInOrder() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("r1to1", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
+        final int n = 10_000;
+        final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m-" + i).toList();
+
+        // a reliable publish waits for a connected subscriber before its first value
+        pubBus.publish(topic, Flux.fromIterable(expected)).block(DELIVERY_TIMEOUT);
+
+        assertTrue(rec.awaitCount(n, DELIVERY_TIMEOUT), () -> "received " + rec.count() + " of " + n);
+        assertNull(rec.error(), "subscriber got an error");
+        final List<Received<String>> got = rec.received();
+        assertEquals(expected, got.stream().map(Received::value).toList(), "values or order differ");
+        assertEquals(1, got.stream().map(Received::sessionId).distinct().count(), "one publish is one session");
+        assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "a reliable stream reported loss");
+        for (int i = 1; i < got.size(); i++) {
+            assertTrue(got.get(i).sequence() > got.get(i - 1).sequence(), "sequences not increasing at " + i);
+        }
+        final SubscriptionStats stats = statsOf(subBus, topic);
+        assertEquals(0, stats.gapMessages() + stats.droppedBySubscriber() + stats.malformedFrames() + stats.duplicates(),
+            "reliable stream counted loss: " + stats);
+        assertEquals(n + 0L, stats.messagesDelivered(), "messagesDelivered: " + stats);
+        assertTrue(pubBus.stats().messagesPublished() >= n, "publisher counted " + pubBus.stats().messagesPublished());
+    }
+
+    /** BEST_EFFORT, one publisher and one subscriber with room for everything: exact values and order, no gap. */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void bestEffortOneToOneDeliversEverythingInOrder() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("be1to1", Delivery.BEST_EFFORT);
+        final int n = 2_000;
+        // the ring holds the whole run: this case is about the transport, not about slow-consumer policy
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.<String>defaults().withRingSize(4096));
+        final BusPublication<String> pub = publication(pubBus, topic);
+        awaitProbes(pub, List.of(rec));
+
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, "m-" + i);
+        }
+        assertTrue(rec.awaitCount(probes(rec) + n, DELIVERY_TIMEOUT), () -> "received " + (rec.count() - probes(rec)) + " of " + n);
+        final List<Received<String>> got = notProbes(rec.received());
+        assertEquals(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList(), got.stream().map(Received::value).toList(),
+            "values or order differ");
+        assertTrue(got.stream().allMatch(r -> r.sessionId() == pub.sessionId() && r.lostBefore() == 0),
+            "loss reported or foreign session on an unloaded best-effort stream");
+        assertNull(rec.error());
+    }
+
+    // ------------------------------------------------------------------------------------------------ many topics, fan-out
+
+    /** 20 topics at once between the same two buses: each subscriber gets exactly its topic's values. */
+    @Test
+    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    void manyTopicsAtOnceHaveNoCrossTalk() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final int topics = 20;
+        final int n = 300;
+        final List<Topic<String>> all = new ArrayList<>();
+        final List<Recorder<String>> recs = new ArrayList<>();
+        for (int k = 0; k < topics; k++) {
+            final Topic<String> topic = topic("many" + k, Delivery.RELIABLE);
+            all.add(topic);
+            recs.add(subscribe(subBus, topic, SubscribeOptions.defaults()));
+        }
+        Flux.range(0, topics)
+            .flatMap(k -> pubBus.publish(all.get(k), Flux.range(0, n).map(i -> "t" + k + "-" + i)).subscribeOn(Schedulers.boundedElastic()),
+                topics)
+            .then()
+            .block(Duration.ofSeconds(30));
+        for (int k = 0; k < topics; k++) {
+            final int topicIndex = k;
+            final Recorder<String> rec = recs.get(k);
+            assertTrue(rec.awaitCount(n, DELIVERY_TIMEOUT), "topic " + k + " received " + rec.count() + " of " + n);
+            assertEquals(IntStream.range(0, n).mapToObj(i -> "t" + topicIndex + "-" + i).toList(), rec.values(),
+                "topic " + k + " got foreign or missing values");
+        }
+        Thread.sleep(200); // anything late and foreign would show now
+        for (int k = 0; k < topics; k++) {
+            assertEquals(n, recs.get(k).count(), "topic " + k + " received extra values");
+            assertEquals(0, statsOf(subBus, all.get(k)).malformedFrames(), "topic " + k + " saw frames of another topic");
+        }
+    }
+
+    /** One publisher, three subscriber buses: every subscriber gets every value, in order (RELIABLE). */
+    @Test
+    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    void reliableFanOutToThreeBuses() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Topic<String> topic = topic("fanout", Delivery.RELIABLE);
+        final List<Bus> subBuses = List.of(bus("sub-a"), bus("sub-b"), bus("sub-c"));
+        final List<Recorder<String>> recs = subBuses.stream().map(b -> subscribe(b, topic, SubscribeOptions.<String>defaults())).toList();
+        final BusPublication<String> pub = publication(pubBus, topic);
+        awaitProbes(pub, recs);
+
+        final int n = 5_000;
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, "m-" + i);
+        }
+        final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m-" + i).toList();
+        for (int s = 0; s < recs.size(); s++) {
+            final Recorder<String> rec = recs.get(s);
+            assertTrue(rec.awaitUntil(list -> notProbes(list).size() >= n, DELIVERY_TIMEOUT),
+                "subscriber " + s + " received " + notProbes(rec.received()).size() + " of " + n);
+            final List<Received<String>> got = notProbes(rec.received());
+            assertEquals(expected, got.stream().map(Received::value).toList(), "subscriber " + s + ": values or order differ");
+            assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "subscriber " + s + " reported loss on a reliable topic");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ backpressure
+
+    /**
+     * RELIABLE with a subscriber that takes 1 ms per message and requests one at a time, fed four times
+     * {@link TckFixture#maxBufferedReliableBytes()}: nothing is lost, duplicated, reordered or corrupted, and the
+     * publisher is held back, i.e. when its {@code publish} completes the subscriber has already consumed all but at most
+     * what the transport and the ring may buffer.
+     */
+    @Test
+    @Timeout(value = 50, unit = TimeUnit.SECONDS)
+    void reliableSlowSubscriberBackPressuresThePublisherWithoutLoss() throws Exception {
+        final int messageBytes = 64 * 1024;
+        final int ringSlots = 16;
+        final long bufferBound = fixture.maxBufferedReliableBytes();
+        final int n = (int) Math.max(512, 4 * bufferBound / messageBytes);
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<byte[]> topic = topic("slow", Codecs.bytes(), Delivery.RELIABLE).withMaxMessageLength(messageBytes);
+        final Recorder<Integer> rec = Recorder.slow(Duration.ofMillis(1));
+        // keep only the index (or -1 for a corrupt payload): the run is 4x the transport's buffers, too much to retain
+        subBus.subscribeReceived(topic, SubscribeOptions.<byte[]>defaults().withRingSize(ringSlots))
+            .map(r -> new Received<>(patternIndex(r.value()), r.sessionId(), r.sequence(), r.timestampNs(), r.lostBefore()))
+            .subscribe(rec);
+        toClose.add(rec::dispose);
+
+        final AtomicLong consumedWhenPublishDone = new AtomicLong(-1);
+        final CompletableFuture<Void> published = pubBus.publish(topic, Flux.range(0, n).map(i -> pattern(i, messageBytes)))
+            .doOnSuccess(v -> consumedWhenPublishDone.set(rec.count()))
+            .subscribeOn(Schedulers.boundedElastic())
+            .toFuture();
+
+        assertTrue(rec.awaitCount(n, Duration.ofSeconds(45)), () -> "slow subscriber received " + rec.count() + " of " + n);
+        published.get(5, TimeUnit.SECONDS);
+        assertNull(rec.error());
+        final List<Integer> indexes = rec.values();
+        assertFalse(indexes.contains(-1), "a payload arrived corrupted");
+        assertEquals(IntStream.range(0, n).boxed().toList(), indexes, "lost, duplicated or reordered messages");
+        assertTrue(rec.received().stream().allMatch(r -> r.lostBefore() == 0), "a reliable stream reported loss");
+
+        final long maxAhead = bufferBound / messageBytes + ringSlots + 2;
+        final long consumed = consumedWhenPublishDone.get();
+        assertTrue(consumed >= n - maxAhead, "publisher was not held back by the slow subscriber: publish of " + n
+            + " messages completed when only " + consumed + " were consumed (the transport may buffer at most " + maxAhead
+            + " messages of " + messageBytes + " bytes per TckFixture.maxBufferedReliableBytes())");
+    }
+
+    // ------------------------------------------------------------------------------------------------ best-effort overload
+
+    /**
+     * BEST_EFFORT with the BACKPRESSURE policy and a subscriber that requests nothing while 2000 messages are published:
+     * the publisher is not blocked, the ring fills, the rest is dropped and counted; after the subscriber requests and a
+     * final message arrives, delivered + reported loss accounts for every published message, and each gap between
+     * delivered messages equals the {@code lostBefore} reported on the later one.
+     */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void bestEffortOverloadWithBackpressurePolicyCountsEveryDrop() throws InterruptedException {
+        final int ringSlots = 64;
+        final Overload run = overload("be-bp", SubscribeOptions.<String>defaults().withRingSize(ringSlots), i -> "m-" + i);
+        assertTrue(run.dropped >= run.n - ringSlots - run.n / 4, "overload of " + run.n + " messages into a " + ringSlots
+            + "-slot ring dropped only " + run.dropped + ": a best-effort subscriber that does not request must drop (and count) "
+            + "at the ring, not hold the transport back (" + run.stats + ")");
+        assertGapsMatchLostBefore(run.session);
+    }
+
+    /** BEST_EFFORT with {@code dropOldest(10)}: after overload the subscriber gets the newest ten, the rest is reported lost. */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void bestEffortOverloadWithDropOldestKeepsTheNewest() throws InterruptedException {
+        final int keep = 10;
+        // a ring larger than the run: every drop is the policy's, none the ring's
+        final Overload run = overload("be-drop", SubscribeOptions.<String>dropOldest(keep).withRingSize(4096), i -> "m-" + i);
+        assertGapsMatchLostBefore(run.session);
+        final List<Received<String>> beforeSentinel = run.session.subList(0, run.session.size() - 1);
+        assertTrue(beforeSentinel.size() <= keep, "dropOldest(" + keep + ") delivered " + beforeSentinel.size() + " overload messages");
+        if (run.stats.gapMessages() == 0) {
+            assertEquals(IntStream.range(run.n - keep, run.n).mapToObj(i -> "m-" + i).toList(),
+                beforeSentinel.stream().map(Received::value).toList(), "dropOldest must keep the newest " + keep);
+        }
+    }
+
+    /** BEST_EFFORT with {@code conflateLatest(key)}: after overload the subscriber gets exactly the latest value per key. */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void bestEffortOverloadWithConflationKeepsTheLatestPerKey() throws InterruptedException {
+        final int keys = 8;
+        // a ring larger than the run: every drop is the policy's, none the ring's
+        final Overload run = overload("be-conflate", SubscribeOptions.<String>conflateLatest(TransportTck::conflationKey).withRingSize(4096),
+            i -> "k" + (i % keys) + ":" + i);
+        final List<Received<String>> beforeSentinel = run.session.subList(0, run.session.size() - 1);
+        final Map<String, List<Integer>> byKey = beforeSentinel.stream().collect(Collectors.groupingBy(r -> conflationKey(r.value()),
+            Collectors.mapping(r -> (int) index(r.value()), Collectors.toList())));
+        assertTrue(byKey.values().stream().allMatch(l -> l.size() == 1), "conflation delivered more than one value for a key: " + byKey);
+        if (run.stats.gapMessages() == 0) {
+            final Map<String, List<Integer>> expected = new HashMap<>();
+            for (int i = run.n - keys; i < run.n; i++) {
+                expected.put("k" + (i % keys), List.of(i));
+            }
+            assertEquals(expected, byKey, "conflateLatest must keep the latest value of each key");
+        }
+    }
+
+    private record Overload(int n, List<Received<String>> session, SubscriptionStats stats, long dropped) {
+    }
+
+    /**
+     * Publishes {@code n} messages to a subscriber that does not request, then requests everything, then publishes
+     * sentinels until one arrives, and checks: delivered + sum(lostBefore) == published, and the subscription's
+     * counters (dropped + gaps) equal the reported loss.
+     */
+    private Overload overload(final String name, final SubscribeOptions<String> options,
+                              final java.util.function.IntFunction<String> value) throws InterruptedException {
+        final int n = 2_000;
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic(name, Delivery.BEST_EFFORT);
+        final Recorder<String> rec = subscribe(subBus, topic, options, Recorder.manual());
+
+        // connect without demand: a probe publication until the subscription counts a frame
+        final BusPublication<String> probe = publication(pubBus, topic);
+        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        while (statsOf(subBus, topic).framesReceived() == 0) {
+            probe.offer(PROBE);
+            assertTrue(System.nanoTime() < deadlineNs, "no probe reached the subscription within " + CONNECT_TIMEOUT);
+            Thread.sleep(20);
+        }
+        final long probeFrames = statsOf(subBus, topic).framesReceived();
+        final BusPublication<String> pub = publication(pubBus, topic);
+        awaitConnected(pub);
+        final long offerDeadlineNs = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        int published = 0;
+        while (published < n) {
+            final int status = pub.offer(value.apply(published));
+            if (status == PublishStatus.OK) {
+                published++;
+            } else if (status == PublishStatus.BACK_PRESSURED || status == PublishStatus.NOT_CONNECTED) {
+                assertTrue(System.nanoTime() < offerDeadlineNs, "best-effort publisher blocked by a subscriber that does not request: "
+                    + published + " of " + n + " taken in 10 s, last status " + PublishStatus.describe(status)
+                    + " (best effort must drop at the subscriber, not back-pressure the publisher)");
+                LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
+            } else {
+                fail("offer returned " + PublishStatus.describe(status));
+            }
+        }
+        // let the transport hand everything over (frames received or counted as dropped), then request
+        awaitStable(() -> statsOf(subBus, topic).framesReceived() + statsOf(subBus, topic).gapMessages());
+        rec.request(Long.MAX_VALUE);
+        int sentinels = 0;
+        final long sentinelDeadlineNs = System.nanoTime() + DELIVERY_TIMEOUT.toNanos();
+        while (!rec.awaitUntil(list -> list.stream().anyMatch(r -> r.sessionId() == pub.sessionId() && r.value().startsWith("end")),
+            Duration.ofMillis(200))) {
+            assertTrue(System.nanoTime() < sentinelDeadlineNs, "no sentinel arrived after the subscriber requested");
+            offerUntilTaken(pub, "end" + sentinels);
+            sentinels++;
+        }
+        assertNull(rec.error(), "subscriber got an error");
+        final List<Received<String>> session = rec.received().stream().filter(r -> r.sessionId() == pub.sessionId()).toList();
+        final long lost = session.stream().mapToLong(Received::lostBefore).sum();
+        final long total = n + sentinels;
+        assertEquals(total, session.size() + lost, "published " + total + " (" + n + " + " + sentinels + " sentinels), delivered "
+            + session.size() + ", reported lost " + lost + ": silent loss");
+        final List<Received<String>> all = rec.received();
+        final long allLost = all.stream().mapToLong(Received::lostBefore).sum();
+        final SubscriptionStats stats = statsOf(subBus, topic);
+        // counters include the probe session, whose trailing drops no later probe reports in lostBefore
+        final long unreported = stats.droppedBySubscriber() + stats.gapMessages() - allLost;
+        assertTrue(unreported >= 0 && unreported <= probeFrames, "sum of lostBefore " + allLost
+            + " does not match droppedBySubscriber + gapMessages (allowing " + probeFrames + " probe frames): " + stats);
+        assertEquals(all.size(), stats.messagesDelivered(), "messagesDelivered differs from what the subscriber got: " + stats);
+        return new Overload(n, session, stats, stats.droppedBySubscriber());
+    }
+
+    private static void assertGapsMatchLostBefore(final List<Received<String>> session) {
+        long previous = -1;
+        for (final Received<String> r : session) {
+            if (r.value().startsWith("end")) {
+                break;
+            }
+            final long index = index(r.value());
+            assertTrue(index > previous, "out of order: " + index + " after " + previous);
+            assertEquals(index - previous - 1, r.lostBefore(), "message " + index + " after " + previous + " reports lostBefore "
+                + r.lostBefore());
+            previous = index;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ sizes
+
+    /**
+     * Messages above the frame size, per the contract: RELIABLE messages several frames long are fragmented and arrive
+     * intact; a BEST_EFFORT message one byte over a frame is refused ({@code MESSAGE_TOO_LARGE} from offer,
+     * {@link MessageTooLargeException} from publish) while one that fits exactly arrives; a message over
+     * {@code topic.maxMessageLength()} is refused on either delivery.
+     */
+    @Test
+    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    void messagesLargerThanAFrameFollowTheContract() throws Exception {
+        final TransportCapabilities caps;
+        try (Transport raw = fixture.newRawTransport()) {
+            caps = raw.capabilities();
+        }
+        assertEquals(fixture.maxBestEffortFrameLength(), caps.maxBestEffortFrameLength(),
+            "fixture.maxBestEffortFrameLength() disagrees with the transport's capabilities");
+        assertTrue(caps.maxReliableFrameLength() > FrameHeader.LENGTH && caps.maxBestEffortFrameLength() > FrameHeader.LENGTH,
+            "frames must have room after the header: " + caps);
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+
+        // RELIABLE: fragmentation and reassembly, sizes around the frame boundary and several frames long
+        final int reliablePayload = caps.maxReliableFrameLength() - FrameHeader.LENGTH;
+        final int large = (int) Math.min(Topic.MAX_MESSAGE_LENGTH_LIMIT, 5L * caps.maxReliableFrameLength() + 7);
+        final List<Integer> sizes = Stream.of(1, reliablePayload, reliablePayload + 1, large)
+            .filter(s -> s <= Topic.MAX_MESSAGE_LENGTH_LIMIT).distinct().toList();
+        final Topic<byte[]> reliable = topic("large-r", Codecs.bytes(), Delivery.RELIABLE)
+            .withMaxMessageLength(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow());
+        final Recorder<byte[]> rrec = subscribe(subBus, reliable, SubscribeOptions.<byte[]>defaults().withRingSize(16));
+        final List<byte[]> sent = sizes.stream().map(s -> randomBytes(s)).toList();
+        pubBus.publish(reliable, Flux.fromIterable(sent)).block(DELIVERY_TIMEOUT);
+        assertTrue(rrec.awaitCount(sent.size(), DELIVERY_TIMEOUT), "received " + rrec.count() + " of " + sent.size() + " large messages");
+        final List<byte[]> got = rrec.values();
+        for (int i = 0; i < sent.size(); i++) {
+            assertArrayEquals(sent.get(i), got.get(i), "message of " + sizes.get(i) + " bytes differs (max reliable frame "
+                + caps.maxReliableFrameLength() + ")");
+        }
+        assertTrue(rrec.received().stream().allMatch(r -> r.lostBefore() == 0));
+
+        // BEST_EFFORT: one frame at most
+        final int bePayload = caps.maxBestEffortFrameLength() - FrameHeader.LENGTH;
+        final Topic<byte[]> bestEffort = topic("large-be", Codecs.bytes(), Delivery.BEST_EFFORT)
+            .withMaxMessageLength(Math.max(bePayload + 1, 1024));
+        final Recorder<byte[]> berec = subscribe(subBus, bestEffort, SubscribeOptions.defaults());
+        final BusPublication<byte[]> bePub = publication(pubBus, bestEffort);
+        final byte[] fits = randomBytes(bePayload);
+        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        while (berec.count() == 0) {
+            assertTrue(System.nanoTime() < deadlineNs, "no best-effort message of exactly one frame arrived");
+            offerUntilTaken(bePub, fits);
+            berec.awaitCount(1, Duration.ofMillis(100));
+        }
+        assertArrayEquals(fits, berec.values().get(0), "a best-effort message of exactly one frame differs");
+        final long publishedBefore = pubBus.stats().messagesPublished();
+        assertEquals(PublishStatus.MESSAGE_TOO_LARGE, bePub.offer(randomBytes(bePayload + 1)),
+            "offer of a best-effort message one byte over the frame (" + caps.maxBestEffortFrameLength() + ")");
+        final Throwable beError = assertThrows(Throwable.class,
+            () -> pubBus.publish(bestEffort, Mono.just(randomBytes(bePayload + 1))).block(DELIVERY_TIMEOUT));
+        assertInstanceOf(MessageTooLargeException.class, beError, "publish of a best-effort message over one frame");
+        assertEquals(publishedBefore, pubBus.stats().messagesPublished(), "a refused message was counted as published");
+
+        // the topic's own limit, both deliveries
+        for (final Delivery delivery : Delivery.values()) {
+            final int limit = Math.min(64, bePayload);
+            final Topic<byte[]> limited = topic("limit-" + delivery, Codecs.bytes(), delivery).withMaxMessageLength(limit);
+            final BusPublication<byte[]> p = publication(pubBus, limited);
+            assertEquals(PublishStatus.MESSAGE_TOO_LARGE, p.offer(new byte[limit + 1]), delivery + " offer over maxMessageLength");
+            final Throwable error = assertThrows(Throwable.class,
+                () -> pubBus.publish(limited, Mono.just(new byte[limit + 1])).block(DELIVERY_TIMEOUT));
+            assertInstanceOf(MessageTooLargeException.class, error, delivery + " publish over maxMessageLength");
+        }
+        final Topic<byte[]> limited = topic("limit-ok", Codecs.bytes(), Delivery.RELIABLE).withMaxMessageLength(64);
+        final Recorder<byte[]> lrec = subscribe(subBus, limited, SubscribeOptions.defaults());
+        final byte[] exactly = randomBytes(64);
+        pubBus.publish(limited, Mono.just(exactly)).block(DELIVERY_TIMEOUT);
+        assertTrue(lrec.awaitCount(1, DELIVERY_TIMEOUT), "a message of exactly maxMessageLength did not arrive");
+        assertArrayEquals(exactly, lrec.values().get(0));
+    }
+
+    // ------------------------------------------------------------------------------------------------ restarts
+
+    /** Disposing a subscription stops its values; a new subscription on the same bus and topic gets later messages. */
+    @Test
+    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    void subscriberRestartReceivesLaterMessages() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("subrestart", Delivery.RELIABLE);
+        final BusPublication<String> pub = publication(pubBus, topic);
+
+        final Recorder<String> first = subscribe(subBus, topic, SubscribeOptions.defaults());
+        awaitProbes(pub, List.of(first));
+        sendBatch(pub, "a", 100);
+        awaitBatch(first, pub, "a", 100);
+        first.dispose();
+        assertTrue(subBus.stats().subscriptions().stream().noneMatch(s -> s.topic().equals(topic.name())),
+            "a disposed subscription is still listed in stats: " + subBus.stats());
+        final int firstCount = first.count();
+
+        final Recorder<String> second = subscribe(subBus, topic, SubscribeOptions.defaults());
+        awaitProbes(pub, List.of(second));
+        sendBatch(pub, "b", 100);
+        awaitBatch(second, pub, "b", 100);
+        assertEquals(firstCount, first.count(), "a disposed subscription kept receiving");
+        assertNull(first.error(), "dispose must not signal an error");
+        assertNull(second.error());
+    }
+
+    /**
+     * Closing a publication and opening another (new session), then closing the publishing bus and starting another
+     * bus: the subscriber keeps receiving, from each new session, with nothing lost within a session.
+     */
+    @Test
+    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    void publisherRestartIsPickedUpBySubscriber() throws InterruptedException {
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("pubrestart", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
+
+        final Bus pubBus = bus("pub");
+        final BusPublication<String> first = publication(pubBus, topic);
+        awaitProbes(first, List.of(rec));
+        sendBatch(first, "a", 100);
+        awaitBatch(rec, first, "a", 100);
+        final int firstSession = first.sessionId();
+        first.close();
+
+        final BusPublication<String> second = publication(pubBus, topic);
+        assertNotEquals(firstSession, second.sessionId(), "a new publication must have a new session");
+        awaitProbes(second, List.of(rec));
+        sendBatch(second, "b", 100);
+        awaitBatch(rec, second, "b", 100);
+        pubBus.close();
+
+        final Bus restarted = bus("pub2");
+        final BusPublication<String> third = publication(restarted, topic);
+        awaitProbes(third, List.of(rec));
+        sendBatch(third, "c", 100);
+        awaitBatch(rec, third, "c", 100);
+        assertNull(rec.error(), "a publisher going away must not fail the subscriber");
+        assertFalse(rec.isCompleted(), "a publisher going away must not complete the subscriber");
+    }
+
+    // ------------------------------------------------------------------------------------------------ close
+
+    /**
+     * {@code close()} completes the bus's subscriptions, stops every thread named after the bus, makes publish,
+     * publication, subscribe and offer fail, is idempotent, and releases transport resources (fixture hook).
+     */
+    @Test
+    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    void closeReleasesEverything() throws InterruptedException {
+        final String name = "tck-close-" + runId + "-" + names.incrementAndGet();
+        final Bus closing = fixture.newBus(name);
+        toClose.add(closing);
+        final Bus other = bus("other");
+        final Topic<String> inbound = topic("close-in", Delivery.RELIABLE);
+        final Topic<String> outbound = topic("close-out", Delivery.RELIABLE);
+        final Recorder<String> sub = subscribe(closing, inbound, SubscribeOptions.defaults());
+        final Recorder<String> remote = subscribe(other, outbound, SubscribeOptions.defaults());
+        final BusPublication<String> in = publication(other, inbound);
+        final BusPublication<String> out = publication(closing, outbound);
+        awaitProbes(in, List.of(sub));
+        awaitProbes(out, List.of(remote));
+
+        final Set<Thread> own = liveThreads(n -> n.startsWith(THREAD_PREFIX) && n.contains(name));
+        assertFalse(own.isEmpty(), "no thread named " + THREAD_PREFIX + "...-" + name + " while the bus runs (naming convention)");
+
+        closing.close();
+        assertTrue(sub.awaitTermination(Duration.ofSeconds(5)), "a subscription did not terminate when its bus closed");
+        assertTrue(sub.isCompleted(), "a subscription must complete (not fail) when its bus closes: " + sub.error());
+        final Set<Thread> left = awaitThreadsGone(t -> t.getName().startsWith(THREAD_PREFIX) && t.getName().contains(name),
+            Duration.ofSeconds(10));
+        assertTrue(left.isEmpty(), "threads of the closed bus still alive after 10 s: " + names(left));
+
+        assertEquals(PublishStatus.CLOSED, out.offer("late"), "offer on a closed bus");
+        final Throwable publishError = assertThrows(Throwable.class, () -> closing.publish(outbound, Mono.just("x")).block(DELIVERY_TIMEOUT));
+        assertInstanceOf(BusException.class, publishError, "publish on a closed bus");
+        assertThrows(BusException.class, () -> closing.publication(outbound), "publication on a closed bus");
+        final Recorder<String> late = subscribe(closing, inbound, SubscribeOptions.defaults());
+        assertTrue(late.awaitTermination(Duration.ofSeconds(5)), "subscribe on a closed bus must terminate");
+        assertInstanceOf(BusException.class, late.error(), "subscribe on a closed bus must fail with a BusException");
+        closing.close(); // idempotent
+        fixture.assertTransportResourcesReleased(name);
+
+        // the other side is unaffected: its subscription neither fails nor completes
+        assertNull(remote.error(), "a peer closing must not fail another bus's subscriber");
+        assertFalse(remote.isCompleted(), "a peer closing must not complete another bus's subscriber");
+    }
+
+    // ------------------------------------------------------------------------------------------------ malformed frames
+
+    /**
+     * Garbage frames injected through a raw transport publication between valid ones (truncated header, wrong version,
+     * unknown type, unknown flags, length mismatch, foreign topic id, a valid header over a payload the codec rejects) are
+     * dropped and counted as malformed; the subscriber gets exactly the valid frames, in order, with no reported loss and
+     * no error.
+     */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void malformedFramesAreDroppedAndCounted() throws InterruptedException {
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("malformed", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
+        final Transport raw = fixture.newRawTransport();
+        toClose.add(raw);
+        final TransportPublication pub = raw.addPublication(topic.descriptor());
+        toClose.add(pub);
+
+        final int probeSession = 0x7e57_0001;
+        final int validSession = 0x7e57_0002;
+        final int badPayloadSession = 0x7e57_0003;
+        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        long probeSequence = 0;
+        while (rec.count() == 0) {
+            assertTrue(System.nanoTime() < deadlineNs, "no probe frame from the raw transport reached the subscriber");
+            inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, probeSession, probeSequence++, PROBE));
+            rec.awaitCount(1, Duration.ofMillis(50));
+        }
+        final int probesSeen = rec.count();
+
+        long seq = 0;
+        final List<String> expected = new ArrayList<>();
+        final List<byte[]> garbage = new ArrayList<>();
+        final byte[] truncated = Arrays.copyOf(frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "x"), 12);
+        garbage.add(truncated);
+        final byte[] version = frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "bad-version");
+        version[FrameHeader.VERSION_OFFSET] = 2;
+        garbage.add(version);
+        final byte[] type = frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "bad-type");
+        type[FrameHeader.TYPE_OFFSET] = 9;
+        garbage.add(type);
+        garbage.add(frame(topic.topicId(), 0x01, validSession, 1, "bad-flags"));
+        final byte[] length = frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "bad-length");
+        new UnsafeBuffer(length).putInt(FrameHeader.FRAME_LENGTH_OFFSET, length.length + 8, java.nio.ByteOrder.LITTLE_ENDIAN);
+        garbage.add(length);
+        garbage.add(frame(topic.topicId() ^ 0x5A5A5A5A, FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "foreign-topic"));
+        // a well-formed header over bytes that are not UTF-8 (its own session, so the valid session sees no loss)
+        garbage.add(frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, badPayloadSession, 0, new byte[] {(byte) 0xC3, 0x28}));
+
+        for (final byte[] bad : garbage) {
+            final String v = "v" + seq;
+            expected.add(v);
+            inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, seq++, v));
+            // garbage of the valid session claims its next sequence: a rejected frame must not advance it
+            if (bad.length >= FrameHeader.LENGTH && FrameHeader.sessionId(new UnsafeBuffer(bad), 0) == validSession) {
+                new UnsafeBuffer(bad).putLong(FrameHeader.SEQUENCE_OFFSET, seq, java.nio.ByteOrder.LITTLE_ENDIAN);
+            }
+            inject(pub, bad);
+        }
+        final String last = "v" + seq;
+        expected.add(last);
+        inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, seq, last));
+
+        assertTrue(rec.awaitUntil(list -> list.stream().anyMatch(r -> r.value().equals(last)), DELIVERY_TIMEOUT),
+            "the last valid frame did not arrive; got " + rec.values());
+        final long malformedExpected = garbage.size();
+        final long deadline2Ns = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (statsOf(subBus, topic).malformedFrames() < malformedExpected && System.nanoTime() < deadline2Ns) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(100);
+        final List<Received<String>> valid = rec.received().subList(probesSeen, rec.count()).stream()
+            .filter(r -> r.sessionId() != probeSession).toList();
+        assertEquals(expected, valid.stream().map(Received::value).toList(), "the subscriber must get exactly the valid frames");
+        assertTrue(valid.stream().allMatch(r -> r.sessionId() == validSession && r.lostBefore() == 0),
+            "garbage frames disturbed the valid session (loss or foreign session): " + valid);
+        final SubscriptionStats stats = statsOf(subBus, topic);
+        assertEquals(malformedExpected, stats.malformedFrames(), "malformed frames counted: " + stats);
+        assertEquals(0, stats.duplicates(), "a rejected frame advanced the session's sequence: " + stats);
+        assertNull(rec.error(), "a malformed frame reached the subscriber as an error");
+        assertFalse(rec.isCompleted(), "a malformed frame completed the subscriber");
+    }
+
+    // ------------------------------------------------------------------------------------------------ reactive streams
+
+    /**
+     * The reactive-streams TCK's {@link PublisherVerification} rules, run against the bus's subscribe {@code Flux}
+     * (see {@link BusPublisherVerification}). Each rule is one dynamic test; rules the RS TCK marks untested or that
+     * it skips (its {@code SkipException}) are reported as aborted (skipped), never as passed.
+     */
+    @TestFactory
+    Stream<DynamicTest> reactiveStreamsPublisherRules() {
+        final Bus pubBus = bus("rs-pub");
+        final Bus subBus = bus("rs-sub");
+        final TestEnvironment env = new TestEnvironment(5_000, 200);
+        final PublisherVerification<String> verification = new BusPublisherVerification(env, 1_000, pubBus, subBus,
+            this::closedBus, "tck.rs." + runId);
+        return Arrays.stream(PublisherVerification.class.getMethods())
+            .filter(m -> Modifier.isPublic(m.getModifiers()) && m.getParameterCount() == 0 && isRule(m.getName()))
+            .sorted(Comparator.comparing(Method::getName))
+            .map(m -> DynamicTest.dynamicTest(m.getName(), () -> assertTimeoutPreemptively(Duration.ofSeconds(30),
+                () -> runRule(verification, m), "RS TCK rule " + m.getName() + " took over 30 s")));
+    }
+
+    private Bus closedBus() {
+        final Bus closed = bus("rs-closed");
+        closed.close();
+        return closed;
+    }
+
+    private static boolean isRule(final String name) {
+        return name.startsWith("required_") || name.startsWith("optional_") || name.startsWith("stochastic_")
+            || name.startsWith("untested_");
+    }
+
+    private static void runRule(final PublisherVerification<String> verification, final Method rule) throws Throwable {
+        verification.setUp();
+        try {
+            rule.invoke(verification);
+        } catch (final InvocationTargetException ex) {
+            final Throwable cause = ex.getCause();
+            if (cause instanceof org.testng.SkipException) {
+                Assumptions.abort("RS TCK skipped " + rule.getName() + ": " + cause.getMessage());
+            }
+            throw cause;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    /**
+     * @param role short role for the name
+     * @return a new bus of the fixture, closed after the case
+     */
+    protected final Bus bus(final String role) {
+        final Bus bus = fixture.newBus("tck-" + role + "-" + runId + "-" + names.incrementAndGet());
+        toClose.add(bus);
+        return bus;
+    }
+
+    private Topic<String> topic(final String base, final Delivery delivery) {
+        return topic(base, Codecs.utf8(), delivery);
+    }
+
+    private <T> Topic<T> topic(final String base, final io.rdmabus.codec.Codec<T> codec, final Delivery delivery) {
+        return Topic.of("tck." + base + "." + runId + "." + names.incrementAndGet(), codec, delivery);
+    }
+
+    private <T> BusPublication<T> publication(final Bus bus, final Topic<T> topic) {
+        final BusPublication<T> pub = bus.publication(topic);
+        toClose.add(pub);
+        return pub;
+    }
+
+    private <T> Recorder<T> subscribe(final Bus bus, final Topic<T> topic, final SubscribeOptions<T> options) {
+        return subscribe(bus, topic, options, Recorder.unbounded());
+    }
+
+    private <T> Recorder<T> subscribe(final Bus bus, final Topic<T> topic, final SubscribeOptions<T> options, final Recorder<T> rec) {
+        bus.subscribeReceived(topic, options).subscribe(rec);
+        final Disposable d = rec;
+        toClose.add(d::dispose);
+        return rec;
+    }
+
+    private static SubscriptionStats statsOf(final Bus bus, final Topic<?> topic) {
+        return bus.stats().subscriptions().stream().filter(s -> s.topic().equals(topic.name())).findFirst()
+            .orElseThrow(() -> new AssertionError("no live subscription for " + topic.name() + " in " + bus.stats()));
+    }
+
+    private static void awaitConnected(final BusPublication<?> pub) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        while (!pub.isConnected()) {
+            assertTrue(System.nanoTime() < deadlineNs, "publication to " + pub.topic().name() + " not connected within " + CONNECT_TIMEOUT);
+            Thread.sleep(5);
+        }
+    }
+
+    /** Publishes probes on {@code pub} until every recorder has received one from its session. */
+    private static void awaitProbes(final BusPublication<String> pub, final List<Recorder<String>> recs) throws InterruptedException {
+        final Predicate<Received<String>> isProbe = r -> r.sessionId() == pub.sessionId() && PROBE.equals(r.value());
+        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        while (!recs.stream().allMatch(rec -> rec.count(isProbe) > 0)) {
+            assertTrue(System.nanoTime() < deadlineNs, "probes on " + pub.topic().name() + " did not reach every subscriber within "
+                + CONNECT_TIMEOUT);
+            final int status = pub.offer(PROBE);
+            assertTrue(status != PublishStatus.CLOSED && status != PublishStatus.MESSAGE_TOO_LARGE, "probe offer: "
+                + PublishStatus.describe(status));
+            Thread.sleep(20);
+        }
+    }
+
+    private static int probes(final Recorder<String> rec) {
+        return (int) rec.count(r -> PROBE.equals(r.value()));
+    }
+
+    private static List<Received<String>> notProbes(final List<Received<String>> list) {
+        return list.stream().filter(r -> !PROBE.equals(r.value())).toList();
+    }
+
+    private static <T> void offerUntilTaken(final BusPublication<T> pub, final T value) {
+        final long deadlineNs = System.nanoTime() + DELIVERY_TIMEOUT.toNanos();
+        while (true) {
+            final int status = pub.offer(value);
+            if (status == PublishStatus.OK) {
+                return;
+            }
+            if (status != PublishStatus.BACK_PRESSURED && status != PublishStatus.NOT_CONNECTED) {
+                fail("offer to " + pub.topic().name() + " returned " + PublishStatus.describe(status));
+            }
+            if (System.nanoTime() >= deadlineNs) {
+                fail("offer to " + pub.topic().name() + " not taken within " + DELIVERY_TIMEOUT + ", last status "
+                    + PublishStatus.describe(status));
+            }
+            LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
+        }
+    }
+
+    private static void sendBatch(final BusPublication<String> pub, final String prefix, final int n) {
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, prefix + "-" + i);
+        }
+    }
+
+    private static void awaitBatch(final Recorder<String> rec, final BusPublication<String> pub, final String prefix, final int n)
+        throws InterruptedException {
+        final Predicate<Received<String>> mine = r -> r.sessionId() == pub.sessionId() && r.value().startsWith(prefix + "-");
+        assertTrue(rec.awaitUntil(list -> list.stream().filter(mine).count() >= n, DELIVERY_TIMEOUT),
+            "batch " + prefix + ": received " + rec.count(mine) + " of " + n);
+        final List<Received<String>> got = rec.received().stream().filter(mine).toList();
+        assertEquals(IntStream.range(0, n).mapToObj(i -> prefix + "-" + i).toList(), got.stream().map(Received::value).toList(),
+            "batch " + prefix + ": values or order differ");
+        assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "batch " + prefix + " reported loss");
+    }
+
+    /** Waits until {@code counter} has not changed for 300 ms (at most 10 s). */
+    private static void awaitStable(final java.util.function.LongSupplier counter) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        long last = counter.getAsLong();
+        long stableSinceNs = System.nanoTime();
+        while (System.nanoTime() < deadlineNs) {
+            Thread.sleep(20);
+            final long now = counter.getAsLong();
+            if (now != last) {
+                last = now;
+                stableSinceNs = System.nanoTime();
+            } else if (System.nanoTime() - stableSinceNs >= TimeUnit.MILLISECONDS.toNanos(300)) {
+                return;
+            }
+        }
+    }
+
+    private static void inject(final TransportPublication pub, final byte[] frame) {
+        final long deadlineNs = System.nanoTime() + DELIVERY_TIMEOUT.toNanos();
+        while (true) {
+            final int status = pub.tryClaim(frame.length);
+            if (status == TransportStatus.OK) {
+                final FrameClaim claim = pub.claim();
+                assertEquals(frame.length, claim.length(), "claim length");
+                claim.buffer().putBytes(claim.offset(), frame);
+                claim.commit();
+                return;
+            }
+            if (status == TransportStatus.CLOSED || status == TransportStatus.FRAME_TOO_LARGE) {
+                fail("raw tryClaim(" + frame.length + ") returned " + TransportStatus.describe(status));
+            }
+            if (System.nanoTime() >= deadlineNs) {
+                fail("raw tryClaim not OK within " + DELIVERY_TIMEOUT + ": " + TransportStatus.describe(status));
+            }
+            LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
+        }
+    }
+
+    private static byte[] frame(final int topicId, final int flags, final int sessionId, final long sequence, final String payload) {
+        return frame(topicId, flags, sessionId, sequence, payload.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static byte[] frame(final int topicId, final int flags, final int sessionId, final long sequence, final byte[] payload) {
+        final byte[] bytes = new byte[FrameHeader.LENGTH + payload.length];
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+        FrameHeader.write(buffer, 0, flags, bytes.length, topicId, sessionId, sequence, System.currentTimeMillis() * 1_000_000L);
+        buffer.putBytes(FrameHeader.LENGTH, payload);
+        return bytes;
+    }
+
+    private static byte[] randomBytes(final int length) {
+        final byte[] bytes = new byte[length];
+        ThreadLocalRandom.current().nextBytes(bytes);
+        return bytes;
+    }
+
+    /** A payload whose every byte depends on its index, so corruption anywhere is seen. */
+    private static byte[] pattern(final int index, final int length) {
+        final byte[] bytes = new byte[length];
+        new UnsafeBuffer(bytes).putInt(0, index);
+        for (int j = 4; j < length; j++) {
+            bytes[j] = (byte) (index * 31 + j);
+        }
+        return bytes;
+    }
+
+    /** @return the index of a {@link #pattern} payload, or -1 if any byte is wrong */
+    private static int patternIndex(final byte[] bytes) {
+        if (bytes.length < 4) {
+            return -1;
+        }
+        final int index = new UnsafeBuffer(bytes).getInt(0);
+        for (int j = 4; j < bytes.length; j++) {
+            if (bytes[j] != (byte) (index * 31 + j)) {
+                return -1;
+            }
+        }
+        return index;
+    }
+
+    private static String conflationKey(final String value) {
+        final int colon = value.indexOf(':');
+        return colon < 0 ? value : value.substring(0, colon);
+    }
+
+    private static long index(final String value) {
+        final int at = Math.max(value.lastIndexOf('-'), value.lastIndexOf(':'));
+        return Long.parseLong(value.substring(at + 1));
+    }
+
+    private static Set<Thread> liveThreads(final Predicate<String> name) {
+        final Set<Thread> result = new HashSet<>();
+        for (final Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && name.test(t.getName())) {
+                result.add(t);
+            }
+        }
+        return result;
+    }
+
+    private static Set<Thread> liveThreadsMatching(final Predicate<Thread> which) {
+        final Set<Thread> result = new HashSet<>();
+        for (final Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && which.test(t)) {
+                result.add(t);
+            }
+        }
+        return result;
+    }
+
+    private static Set<Thread> awaitThreadsGone(final Predicate<Thread> which, final Duration timeout) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + timeout.toNanos();
+        Set<Thread> left = liveThreadsMatching(which);
+        while (!left.isEmpty() && System.nanoTime() < deadlineNs) {
+            Thread.sleep(20);
+            left = liveThreadsMatching(which);
+        }
+        return left;
+    }
+
+    private static List<String> names(final Set<Thread> threads) {
+        return threads.stream().map(Thread::getName).sorted().toList();
+    }
+}
