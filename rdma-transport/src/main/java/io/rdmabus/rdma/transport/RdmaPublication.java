@@ -1,0 +1,251 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.Delivery;
+import io.rdmabus.rdma.verbs.MemoryRegion;
+import io.rdmabus.rdma.verbs.SendRequest;
+import io.rdmabus.spi.FrameClaim;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportStatus;
+
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A topic's sending side: a registered pool of send slots. {@link #tryClaim} takes the next slot (if its previous
+ * sends have completed) and one data credit on each subscriber's connection; {@link #commit} posts one SEND per
+ * subscriber from the same slot, which returns to the pool when the last of those sends completes (the poller
+ * counts the slot's reference count down), not at commit.
+ *
+ * <p>RELIABLE: every subscriber needs a credit, otherwise {@link TransportStatus#BACK_PRESSURED} (the slowest
+ * subscriber holds the publisher back). BEST_EFFORT: subscribers without a credit are skipped (the frame is dropped
+ * for them and counted); BACK_PRESSURED only if no subscriber has a credit.
+ */
+final class RdmaPublication implements TransportPublication, FrameClaim {
+    private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
+
+    final int poolIndex;
+    private final RdmaTransport transport;
+    private final TopicDescriptor topic;
+    private final TopicRoute route;
+    private final boolean reliable;
+    private final int maxFrame;
+    private final int slotBytes;
+    private final int slots;
+    private final MemoryRegion mr;
+    private final UnsafeBuffer view;
+    private final SendRequest request = new SendRequest();
+    /** Per slot: sends posted from it whose completion the poller has not seen yet (0 = free). */
+    final AtomicIntegerArray refs;
+    private final Connection[] targets;
+    private int targetCount;
+    private int cursor;
+    private boolean claimed;
+    private int claimLength;
+    private volatile boolean closed;
+    private long droppedNoCredit;
+
+    RdmaPublication(final RdmaTransport transport, final int poolIndex, final TopicDescriptor topic, final TopicRoute route,
+                    final MemoryRegion mr, final int maxFrame, final int slotBytes, final int slots) {
+        this.transport = transport;
+        this.poolIndex = poolIndex;
+        this.topic = topic;
+        this.route = route;
+        this.reliable = topic.delivery() == Delivery.RELIABLE;
+        this.maxFrame = maxFrame;
+        this.slotBytes = slotBytes;
+        this.slots = slots;
+        this.mr = mr;
+        this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
+        this.refs = new AtomicIntegerArray(slots);
+        this.targets = new Connection[64];
+    }
+
+    @Override
+    public int tryClaim(final int frameLength) {
+        if (closed || transport.isClosed()) {
+            return TransportStatus.CLOSED;
+        }
+        if (frameLength > maxFrame || frameLength < 0) {
+            return TransportStatus.FRAME_TOO_LARGE;
+        }
+        if (claimed) {
+            abort();
+        }
+        final Connection[] subs = route.subscribers();
+        int live = 0;
+        for (Connection c : subs) {
+            if (c.live()) {
+                live++;
+            }
+        }
+        if (live == 0) {
+            return TransportStatus.NOT_CONNECTED;
+        }
+        if (refs.get(cursor) != 0) {
+            return TransportStatus.BACK_PRESSURED;
+        }
+        targetCount = 0;
+        for (Connection c : subs) {
+            if (!c.live() || targetCount == targets.length) {
+                continue;
+            }
+            if (c.tryTakeCredit()) {
+                targets[targetCount++] = c;
+            } else if (reliable) {
+                giveBackCredits();
+                return TransportStatus.BACK_PRESSURED;
+            } else {
+                droppedNoCredit++;
+            }
+        }
+        if (targetCount == 0) {
+            return TransportStatus.BACK_PRESSURED;
+        }
+        claimed = true;
+        claimLength = frameLength;
+        return TransportStatus.OK;
+    }
+
+    @Override
+    public FrameClaim claim() {
+        return this;
+    }
+
+    @Override
+    public MutableDirectBuffer buffer() {
+        return view;
+    }
+
+    @Override
+    public int offset() {
+        return cursor * slotBytes + Wire.ENVELOPE_BYTES;
+    }
+
+    @Override
+    public int length() {
+        return claimLength;
+    }
+
+    @Override
+    public void commit() {
+        if (!claimed) {
+            return;
+        }
+        claimed = false;
+        final int slot = cursor;
+        final int base = slot * slotBytes;
+        view.putInt(base + Wire.TYPE_OFFSET, Wire.DATA, ByteOrder.LITTLE_ENDIAN);
+        view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
+        refs.set(slot, targetCount);
+        cursor = slot + 1 == slots ? 0 : slot + 1;
+        for (int i = 0; i < targetCount; i++) {
+            final Connection c = targets[i];
+            targets[i] = null;
+            if (!post(c, slot, base)) {
+                refs.decrementAndGet(slot);
+                transport.connectionBroken(c);
+            }
+        }
+    }
+
+    private boolean post(final Connection c, final int slot, final int base) {
+        c.posters.incrementAndGet();
+        try {
+            if (c.closed) {
+                return false;
+            }
+            c.outstandingSends.incrementAndGet();
+            request.prepareSend(RdmaTransport.wrId(c.id, RdmaTransport.KIND_DATA_SEND, poolIndex, slot), mr, base,
+                    Wire.ENVELOPE_BYTES + claimLength, true);
+            final int rc = c.qp.postSend(request);
+            if (rc != 0) {
+                c.outstandingSends.decrementAndGet();
+                return false;
+            }
+            return true;
+        } catch (RuntimeException e) {
+            c.outstandingSends.decrementAndGet();
+            return false;
+        } finally {
+            c.posters.decrementAndGet();
+        }
+    }
+
+    @Override
+    public void abort() {
+        if (claimed) {
+            claimed = false;
+            giveBackCredits();
+        }
+    }
+
+    private void giveBackCredits() {
+        for (int i = 0; i < targetCount; i++) {
+            targets[i].credits.incrementAndGet();
+            targets[i] = null;
+        }
+        targetCount = 0;
+    }
+
+    @Override
+    public int maxFrameLength() {
+        return maxFrame;
+    }
+
+    @Override
+    public boolean isConnected() {
+        for (Connection c : route.subscribers()) {
+            if (c.live()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return best-effort frames not sent to a subscriber that had no credit */
+    long droppedNoCredit() {
+        return droppedNoCredit;
+    }
+
+    /** Completion of one send from {@code slot} (poller thread). */
+    void onSendComplete(final int slot) {
+        if (slot >= 0 && slot < slots) {
+            refs.decrementAndGet(slot);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered.
+        final long deadline = System.nanoTime() + LINGER_NS;
+        while (busySlots() > 0 && System.nanoTime() < deadline && transport.pollerRunning()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        transport.removePublication(this);
+        request.close();
+        mr.close();
+    }
+
+    private int busySlots() {
+        int n = 0;
+        for (int i = 0; i < slots; i++) {
+            n += refs.get(i) != 0 ? 1 : 0;
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() {
+        return "rdma publication of " + topic.name() + " (" + topic.delivery() + ")";
+    }
+}

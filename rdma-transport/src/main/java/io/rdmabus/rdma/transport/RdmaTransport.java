@@ -1,0 +1,878 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.TransportException;
+import io.rdmabus.rdma.verbs.Access;
+import io.rdmabus.rdma.verbs.CmEventChannel;
+import io.rdmabus.rdma.verbs.CmId;
+import io.rdmabus.rdma.verbs.CompletionQueue;
+import io.rdmabus.rdma.verbs.MemoryRegion;
+import io.rdmabus.rdma.verbs.ProtectionDomain;
+import io.rdmabus.rdma.verbs.QpType;
+import io.rdmabus.rdma.verbs.QueuePair;
+import io.rdmabus.rdma.verbs.QueuePairSpec;
+import io.rdmabus.rdma.verbs.VerbsContext;
+import io.rdmabus.rdma.verbs.VerbsException;
+import io.rdmabus.rdma.verbs.WorkCompletions;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportCapabilities;
+import io.rdmabus.spi.TransportContext;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportSubscription;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+/**
+ * The RDMA transport: RC queue pairs set up through rdma_cm, one per pair of transports (node pair), carrying
+ * every topic both ways; a shared completion queue per device polled in batches by one poller agent; credit-based
+ * flow control so a slow subscriber back-pressures the publisher (see {@code docs/rdma-transport.md}).
+ *
+ * <p>Threads: {@code rdma-bus-rdma-poller-<bus>} (completions, receive delivery, control messages) and
+ * {@code rdma-bus-rdma-cm-<bus>} (listen/accept, connect to seeds, tear connections down), both Agrona agents
+ * under the bus's idle strategy. Control operations reach the poller through a command queue.
+ *
+ * <p>Discovery: {@code TransportContext.discovery().endpoints("rdma")} is a seed list of {@code ip:port} rdma_cm
+ * endpoints; this transport connects to each, and every connection carries subscriptions both ways.
+ */
+public final class RdmaTransport implements Transport {
+    /** The discovery key and factory name. */
+    public static final String NAME = "rdma";
+    static final int KIND_RECV = 1;
+    static final int KIND_CTRL_SEND = 2;
+    static final int KIND_DATA_SEND = 3;
+    private static final int TABLE = 4096;
+    private static final int BATCH = 32;
+    private static final byte[] MAGIC = "RBUS1".getBytes(StandardCharsets.US_ASCII);
+    private static final long COMMAND_WAIT_MS = 3000;
+
+    private final RdmaTransportConfig config;
+    private final long nodeId = ThreadLocalRandom.current().nextLong();
+    private final ManyToOneConcurrentArrayQueue<Runnable> pollerCommands = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final ManyToOneConcurrentArrayQueue<Runnable> cmCommands = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final AtomicReferenceArray<Connection> connections = new AtomicReferenceArray<>(TABLE);
+    private final AtomicReferenceArray<RdmaPublication> pools = new AtomicReferenceArray<>(TABLE);
+    private final AtomicInteger nextConnectionId = new AtomicInteger(1);
+    private final AtomicInteger nextPool = new AtomicInteger();
+    private final ConcurrentHashMap<Integer, TopicRoute> routes = new ConcurrentHashMap<>();
+    private final List<RdmaPublication> publications = new ArrayList<>();
+
+    private TransportContext context;
+    private String bindIp;
+    private int listenPort;
+    private CmEventChannel listenChannel;
+    private CmEventChannel activeChannel;
+    private CmId listener;
+    private VerbsContext verbs;
+    private ProtectionDomain pd;
+    private CompletionQueue cq;
+    private AgentRunner pollerRunner;
+    private AgentRunner cmRunner;
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    /**
+     * @param config validated settings
+     */
+    public RdmaTransport(final RdmaTransportConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(), false, true);
+    }
+
+    /** @return the rdma_cm endpoint this transport listens on ({@code ip:port}), for other nodes' seed lists */
+    public String listenEndpoint() {
+        if (!started) {
+            throw new IllegalStateException("the rdma transport is not started");
+        }
+        return bindIp + ":" + listenPort;
+    }
+
+    @Override
+    public synchronized void start(final TransportContext ctx) {
+        if (started || closed) {
+            throw new IllegalStateException("the rdma transport can be started once");
+        }
+        this.context = ctx;
+        String why = RdmaDevices.unavailableReason();
+        if (why != null) {
+            throw new TransportException("RDMA transport unavailable: " + why);
+        }
+        RdmaDevices.DevicePort dp = RdmaDevices.select(config.device(), config.port());
+        bindIp = config.bindAddress() != null ? config.bindAddress() : RdmaDevices.ipv4Of(dp.netdev());
+        try {
+            listenChannel = new CmEventChannel();
+            activeChannel = new CmEventChannel();
+            VerbsException last = null;
+            for (int p = config.cmPortBase(); p < config.cmPortBase() + config.cmPortRange() && listener == null; p++) {
+                CmId id = CmId.create(listenChannel, CmId.PortSpace.TCP);
+                try {
+                    id.bind(new InetSocketAddress(InetAddress.getByName(bindIp), p));
+                    id.listen(64);
+                    listener = id;
+                    listenPort = p;
+                } catch (VerbsException e) {
+                    last = e;
+                    id.close();
+                }
+            }
+            if (listener == null) {
+                throw new TransportException("Cannot listen with rdma_cm on " + bindIp + " ports " + config.cmPortBase() + ".."
+                        + (config.cmPortBase() + config.cmPortRange() - 1) + ": " + (last == null ? "" : last.getMessage())
+                        + "; set " + RdmaTransportConfig.BIND + " or " + RdmaTransportConfig.CM_PORT_BASE, last);
+            }
+            verbs = listener.context();
+            pd = verbs.allocateProtectionDomain();
+            int maxCqe = verbs.queryDevice().maxCqe();
+            cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), null);
+        } catch (UnknownHostException | RuntimeException e) {
+            releaseNative();
+            if (e instanceof TransportException te) {
+                throw te;
+            }
+            throw new TransportException("Cannot start the rdma transport on " + bindIp + ": " + e.getMessage(), e);
+        }
+        List<InetSocketAddress> seeds = new ArrayList<>();
+        for (String endpoint : ctx.discovery().endpoints(NAME)) {
+            InetSocketAddress a = parseEndpoint(endpoint);
+            if (!(a.getAddress().getHostAddress().equals(bindIp) && a.getPort() == listenPort)) {
+                seeds.add(a);
+            }
+        }
+        pollerRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new Poller("rdma-bus-rdma-poller-" + ctx.busName()));
+        cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new CmAgent("rdma-bus-rdma-cm-" + ctx.busName(), seeds));
+        AgentRunner.startOnThread(pollerRunner);
+        AgentRunner.startOnThread(cmRunner);
+        started = true;
+    }
+
+    static InetSocketAddress parseEndpoint(final String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new TransportException("Bad rdma seed endpoint '" + endpoint + "': expected ip:port, e.g. 10.77.0.11:7800");
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByName(endpoint.substring(0, colon)),
+                    Integer.parseInt(endpoint.substring(colon + 1)));
+        } catch (UnknownHostException | NumberFormatException e) {
+            throw new TransportException("Bad rdma seed endpoint '" + endpoint + "': expected ip:port, e.g. 10.77.0.11:7800", e);
+        }
+    }
+
+    @Override
+    public TransportPublication addPublication(final TopicDescriptor topic) {
+        checkRunning();
+        int maxFrame = capabilities().maxFrameLength(topic.delivery());
+        MemoryRegion mr = pd.registerMemory((long) config.slotBytes() * config.sendBuffers(), Access.NONE);
+        int index = -1;
+        for (int i = 0; i < TABLE && index < 0; i++) {
+            int candidate = nextPool.getAndIncrement() & (TABLE - 1);
+            if (pools.get(candidate) == null) {
+                index = candidate;
+            }
+        }
+        if (index < 0) {
+            mr.close();
+            throw new TransportException("Too many rdma publications open (" + TABLE + ")");
+        }
+        RdmaPublication pub = new RdmaPublication(this, index, topic, route(topic.topicId()), mr, maxFrame, config.slotBytes(),
+                config.sendBuffers());
+        pools.set(index, pub);
+        synchronized (publications) {
+            publications.add(pub);
+        }
+        return pub;
+    }
+
+    @Override
+    public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
+        checkRunning();
+        RdmaSubscription sub = new RdmaSubscription(this, topic, sink);
+        runOnPoller(() -> poller().addLocal(sub));
+        return sub;
+    }
+
+    private void checkRunning() {
+        if (closed) {
+            throw new TransportException("the rdma transport is closed");
+        }
+        if (!started) {
+            throw new IllegalStateException("start the rdma transport first");
+        }
+    }
+
+    TopicRoute route(final int topicId) {
+        return routes.computeIfAbsent(topicId, k -> new TopicRoute());
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    boolean pollerRunning() {
+        return pollerRunner != null && !pollerRunner.isClosed();
+    }
+
+    void removePublication(final RdmaPublication pub) {
+        pools.compareAndSet(pub.poolIndex, pub, null);
+        synchronized (publications) {
+            publications.remove(pub);
+        }
+    }
+
+    void removeSubscription(final RdmaSubscription sub) {
+        if (pollerRunning() && Thread.currentThread() != pollerThread) {
+            runOnPoller(() -> poller().removeLocal(sub));
+        } else if (pollerRunning()) {
+            poller().removeLocal(sub);
+        }
+    }
+
+    /** A publication failed to post on {@code c}: tear it down (any thread). */
+    void connectionBroken(final Connection c) {
+        if (!closed) {
+            pollerCommands.offer(() -> poller().fail(c, null));
+        }
+    }
+
+    static long wrId(final int connectionId, final int kind, final int pool, final int slot) {
+        return ((long) connectionId << 32) | ((long) kind << 28) | ((long) (pool & 0xFFF) << 16) | (slot & 0xFFFF);
+    }
+
+    private volatile Thread pollerThread;
+
+    private Poller poller() {
+        return (Poller) pollerRunner.agent();
+    }
+
+    /** Runs a command on the poller and waits for it (bounded), so the caller sees its effect. */
+    private void runOnPoller(final Runnable command) {
+        CountDownLatch done = new CountDownLatch(1);
+        Runnable wrapped = () -> {
+            try {
+                command.run();
+            } finally {
+                done.countDown();
+            }
+        };
+        while (!pollerCommands.offer(wrapped)) {
+            if (!pollerRunning()) {
+                return;
+            }
+            LockSupport.parkNanos(100_000);
+        }
+        try {
+            if (!done.await(COMMAND_WAIT_MS, TimeUnit.MILLISECONDS) && pollerRunning()) {
+                throw new TransportException("the rdma poller did not run a command within " + COMMAND_WAIT_MS + " ms");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while waiting for the rdma poller", e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ connections
+
+    /** Builds a connection's QP and buffers on {@code id} and pre-posts every receive buffer (cm thread). */
+    private Connection buildConnection(final CmId id, final CmEventChannel ownChannel, final String peer) {
+        QueuePair qp = null;
+        MemoryRegion recvMr = null;
+        MemoryRegion ctrlMr = null;
+        try {
+            int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + 8;
+            qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.RC, sendWr, config.recvBuffers(), 0));
+            recvMr = pd.registerMemory((long) config.slotBytes() * config.recvBuffers(), Access.LOCAL_WRITE);
+            ctrlMr = pd.registerMemory((long) Wire.CONTROL_BYTES * RdmaTransportConfig.CONTROL_SLOTS, Access.NONE);
+            int connId = nextConnectionId.getAndIncrement();
+            Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers());
+            for (int s = 0; s < config.recvBuffers(); s++) {
+                int rc = qp.postRecv(c.recvRequest.prepare(wrId(connId, KIND_RECV, 0, s), recvMr, (long) s * c.slotBytes, c.slotBytes));
+                if (rc != 0) {
+                    throw new VerbsException("ibv_post_recv", rc);
+                }
+            }
+            Connection prev = connections.getAndSet(connId & (TABLE - 1), c);
+            if (prev != null && !prev.destroyed) {
+                connections.set(connId & (TABLE - 1), prev);
+                destroyNative(c);
+                throw new TransportException("Too many rdma connections (" + TABLE + ")");
+            }
+            return c;
+        } catch (RuntimeException e) {
+            closeQuietly(qp);
+            closeQuietly(recvMr);
+            closeQuietly(ctrlMr);
+            throw e;
+        }
+    }
+
+    private void destroyNative(final Connection c) {
+        c.destroyed = true;
+        closeQuietly(c.qp);
+        c.recvRequest.close();
+        c.ctrlRequest.close();
+        closeQuietly(c.recvMr);
+        closeQuietly(c.ctrlMr);
+        closeQuietly(c.cmId);
+        closeQuietly(c.ownChannel);
+        connections.compareAndSet(c.id & (TABLE - 1), c, null);
+    }
+
+    /** Disconnects and frees a connection the poller has let go of (cm thread, or close()). */
+    private void destroy(final Connection c) {
+        if (c.destroyed) {
+            return;
+        }
+        c.closed = true;
+        try {
+            c.cmId.disconnect(); // QP to error: posted work flushes, so send slots get their completions back
+        } catch (RuntimeException ignored) {
+            // already disconnected by the peer or never established
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while ((c.posters.get() > 0 || (c.outstandingSends.get() > 0 && pollerRunning())) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        destroyNative(c);
+    }
+
+    private static void closeQuietly(final AutoCloseable r) {
+        if (r == null) {
+            return;
+        }
+        try {
+            r.close();
+        } catch (Exception ignored) {
+            // teardown continues; the resource's owner already reported the cause
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ close
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        if (!started) {
+            releaseNative();
+            return;
+        }
+        List<RdmaPublication> pubs;
+        synchronized (publications) {
+            pubs = new ArrayList<>(publications);
+        }
+        for (RdmaPublication p : pubs) {
+            p.close();
+        }
+        cmRunner.close();
+        // Tell every peer we leave (so it tears down at once), then let the poller go.
+        try {
+            runOnPoller(() -> poller().sayGoodbye());
+        } catch (RuntimeException ignored) {
+            // best effort: peers also notice the disconnect
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+        while (System.nanoTime() < deadline && anyOutstanding()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null) {
+                c.closed = true;
+                try {
+                    c.cmId.disconnect();
+                } catch (RuntimeException ignored) {
+                    // not connected
+                }
+            }
+        }
+        pollerRunner.close();
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null) {
+                destroyNative(c);
+            }
+        }
+        releaseNative();
+    }
+
+    private boolean anyOutstanding() {
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null && c.outstandingSends.get() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void releaseNative() {
+        closeQuietly(cq);
+        closeQuietly(pd);
+        closeQuietly(listener);
+        closeQuietly(listenChannel);
+        closeQuietly(activeChannel);
+    }
+
+    // ------------------------------------------------------------------------------------------------ poller
+
+    /** The completion poller: one per transport and device, owns receive delivery and control messages. */
+    private final class Poller implements Agent {
+        private final String roleName;
+        private final WorkCompletions wcs = new WorkCompletions(BATCH);
+        private final Int2ObjectHashMap<RdmaSubscription[]> local = new Int2ObjectHashMap<>();
+        private final List<Connection> active = new ArrayList<>();
+
+        Poller(final String roleName) {
+            this.roleName = roleName;
+        }
+
+        @Override
+        public void onStart() {
+            pollerThread = Thread.currentThread();
+        }
+
+        @Override
+        public int doWork() {
+            int work = 0;
+            Runnable cmd;
+            while ((cmd = pollerCommands.poll()) != null) {
+                cmd.run();
+                work++;
+            }
+            int n = cq.poll(wcs);
+            if (n < 0) {
+                throw new TransportException("ibv_poll_cq failed: " + n);
+            }
+            for (int i = 0; i < n; i++) {
+                onCompletion(i);
+            }
+            work += n;
+            for (int i = 0; i < active.size(); i++) {
+                Connection c = active.get(i);
+                work += deliverHeld(c);
+                work += flushControl(c, n == 0);
+            }
+            return work;
+        }
+
+        private void onCompletion(final int i) {
+            long wrId = wcs.wrId(i);
+            int connId = (int) (wrId >>> 32);
+            int kind = (int) (wrId >>> 28) & 0xF;
+            int pool = (int) (wrId >>> 16) & 0xFFF;
+            int slot = (int) wrId & 0xFFFF;
+            int status = wcs.status(i);
+            Connection c = connections.get(connId & (TABLE - 1));
+            if (c != null && c.id != connId) {
+                c = null;
+            }
+            switch (kind) {
+                case KIND_DATA_SEND -> {
+                    RdmaPublication p = pools.get(pool);
+                    if (p != null) {
+                        p.onSendComplete(slot);
+                    }
+                    if (c != null) {
+                        c.outstandingSends.decrementAndGet();
+                    }
+                }
+                case KIND_CTRL_SEND -> {
+                    if (c != null) {
+                        c.ctrlBusy[slot] = false;
+                        c.outstandingSends.decrementAndGet();
+                    }
+                }
+                case KIND_RECV -> {
+                    if (c != null && !c.closed && status == WorkCompletions.SUCCESS) {
+                        onReceive(c, slot, wcs.byteLength(i));
+                    }
+                }
+                default -> context.errorHandler().accept(new TransportException("unknown rdma work request id " + wrId));
+            }
+            if (status != WorkCompletions.SUCCESS && c != null && !c.closed) {
+                fail(c, status == WorkCompletions.WR_FLUSH_ERR ? null
+                        : new TransportException(c + ": work completion failed: " + WorkCompletions.statusText(status)));
+            }
+        }
+
+        private void onReceive(final Connection c, final int slot, final int length) {
+            int base = slot * c.slotBytes;
+            int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            if (type == Wire.DATA) {
+                int tail = (c.heldHead + c.heldSize) % c.recvSlots;
+                c.heldSlot[tail] = slot;
+                c.heldLength[tail] = length;
+                c.heldSize++;
+                return;
+            }
+            switch (type) {
+                case Wire.INIT -> {
+                    int peerFrame = c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN);
+                    if (peerFrame < config.maxFrameBytes()) {
+                        repost(c, slot);
+                        fail(c, new TransportException(c + ": the peer's " + RdmaTransportConfig.FRAME_BYTES + " is " + peerFrame
+                                + ", smaller than ours (" + config.maxFrameBytes() + "): use the same value on every node"));
+                        return;
+                    }
+                    c.credits.addAndGet(arg);
+                    c.ready = true;
+                }
+                case Wire.CREDIT -> c.credits.addAndGet(arg);
+                case Wire.SUB -> route(arg).add(c);
+                case Wire.UNSUB -> route(arg).remove(c);
+                case Wire.BYE -> {
+                    fail(c, null);
+                    return;
+                }
+                default -> context.errorHandler().accept(new TransportException(c + ": unknown control message type " + type));
+            }
+            repost(c, slot);
+        }
+
+        private void repost(final Connection c, final int slot) {
+            if (c.closed) {
+                return;
+            }
+            int rc = c.qp.postRecv(c.recvRequest.prepare(wrId(c.id, KIND_RECV, 0, slot), c.recvMr, (long) slot * c.slotBytes,
+                    c.slotBytes));
+            if (rc != 0) {
+                fail(c, new VerbsException("ibv_post_recv", rc));
+            }
+        }
+
+        /** Offers held frames in order; stops at the first one the bus back-pressures. */
+        private int deliverHeld(final Connection c) {
+            int delivered = 0;
+            while (c.heldSize > 0 && !c.closed) {
+                int slot = c.heldSlot[c.heldHead];
+                int length = c.heldLength[c.heldHead];
+                int base = slot * c.slotBytes;
+                int topicId = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+                RdmaSubscription[] subs = local.get(topicId);
+                if (subs != null) {
+                    for (int k = c.headSinkIndex; k < subs.length; k++) {
+                        RdmaSubscription s = subs[k];
+                        if (s.closed) {
+                            continue;
+                        }
+                        int r = s.sink.onFrame(c.recvView, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES);
+                        if (r == SubscriptionSink.BACK_PRESSURE) {
+                            c.headSinkIndex = k;
+                            return delivered;
+                        }
+                    }
+                }
+                c.headSinkIndex = 0;
+                c.heldHead = (c.heldHead + 1) % c.recvSlots;
+                c.heldSize--;
+                c.creditsToReturn++;
+                delivered++;
+                repost(c, slot);
+            }
+            return delivered;
+        }
+
+        private int flushControl(final Connection c, final boolean idle) {
+            if (c.closed) {
+                return 0;
+            }
+            int sent = 0;
+            if (!c.initSent) {
+                if (!sendControl(c, Wire.INIT, config.dataCredits(), config.maxFrameBytes())) {
+                    return 0;
+                }
+                c.initSent = true;
+                sent++;
+            }
+            long[] m;
+            while ((m = c.pendingControl.peek()) != null) {
+                if (!sendControl(c, (int) m[0], (int) m[1], 0)) {
+                    return sent;
+                }
+                c.pendingControl.poll();
+                sent++;
+            }
+            int threshold = Math.max(1, config.dataCredits() / 4);
+            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && (idle || c.heldSize == 0))) {
+                if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
+                    c.creditsToReturn = 0;
+                    sent++;
+                }
+            }
+            return sent;
+        }
+
+        private boolean sendControl(final Connection c, final int type, final int arg, final int arg2) {
+            int slot = -1;
+            for (int i = 0; i < c.ctrlBusy.length; i++) {
+                if (!c.ctrlBusy[i]) {
+                    slot = i;
+                    break;
+                }
+            }
+            if (slot < 0) {
+                return false;
+            }
+            int base = slot * Wire.CONTROL_BYTES;
+            c.ctrlView.putInt(base + Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + 12, 0, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlBusy[slot] = true;
+            c.outstandingSends.incrementAndGet();
+            int rc;
+            try {
+                rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, Wire.CONTROL_BYTES,
+                        true));
+            } catch (RuntimeException e) {
+                rc = -1;
+            }
+            if (rc != 0) {
+                c.ctrlBusy[slot] = false;
+                c.outstandingSends.decrementAndGet();
+                if (rc != 12) { // ENOMEM: send queue full, retry later
+                    fail(c, new TransportException(c + ": posting a control message failed: " + rc));
+                }
+                return false;
+            }
+            return true;
+        }
+
+        void addConnection(final Connection c) {
+            if (c.closed) {
+                return;
+            }
+            active.add(c);
+            for (int topicId : local.keySet()) {
+                c.pendingControl.add(new long[] {Wire.SUB, topicId});
+            }
+            flushControl(c, true);
+        }
+
+        void addLocal(final RdmaSubscription sub) {
+            int topicId = sub.topic.topicId();
+            RdmaSubscription[] cur = local.get(topicId);
+            if (cur == null) {
+                local.put(topicId, new RdmaSubscription[] {sub});
+                for (Connection c : active) {
+                    c.pendingControl.add(new long[] {Wire.SUB, topicId});
+                }
+            } else {
+                RdmaSubscription[] next = java.util.Arrays.copyOf(cur, cur.length + 1);
+                next[cur.length] = sub;
+                local.put(topicId, next);
+            }
+        }
+
+        void removeLocal(final RdmaSubscription sub) {
+            int topicId = sub.topic.topicId();
+            RdmaSubscription[] cur = local.get(topicId);
+            if (cur == null) {
+                return;
+            }
+            List<RdmaSubscription> keep = new ArrayList<>();
+            for (RdmaSubscription s : cur) {
+                if (s != sub) {
+                    keep.add(s);
+                }
+            }
+            if (keep.isEmpty()) {
+                local.remove(topicId);
+                for (Connection c : active) {
+                    c.pendingControl.add(new long[] {Wire.UNSUB, topicId});
+                }
+            } else {
+                local.put(topicId, keep.toArray(new RdmaSubscription[0]));
+            }
+        }
+
+        /** Stops using {@code c}, forgets its held frames and routes, and hands it to the cm agent to destroy. */
+        void fail(final Connection c, final Throwable cause) {
+            if (c.closed) {
+                return;
+            }
+            c.closed = true;
+            active.remove(c);
+            c.heldSize = 0;
+            for (TopicRoute r : routes.values()) {
+                r.remove(c);
+            }
+            if (cause != null) {
+                context.errorHandler().accept(cause);
+            }
+            if (!closed) {
+                cmCommands.offer(() -> destroy(c));
+            }
+        }
+
+        void sayGoodbye() {
+            for (Connection c : active) {
+                sendControl(c, Wire.BYE, 0, 0);
+            }
+        }
+
+        @Override
+        public void onClose() {
+            for (RdmaSubscription[] subs : local.values()) {
+                for (RdmaSubscription s : subs) {
+                    s.closed = true;
+                }
+            }
+            wcs.close();
+        }
+
+        @Override
+        public String roleName() {
+            return roleName;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ cm agent
+
+    /** Connection management: accepts peers, connects to seeds (with backoff), destroys failed connections. */
+    private final class CmAgent implements Agent {
+        private final String roleName;
+        private final List<InetSocketAddress> seeds;
+        private final Connection[] seedConnection;
+        private final long[] nextAttemptNs;
+        private final long[] backoffNs;
+
+        CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
+            this.roleName = roleName;
+            this.seeds = seeds;
+            this.seedConnection = new Connection[seeds.size()];
+            this.nextAttemptNs = new long[seeds.size()];
+            this.backoffNs = new long[seeds.size()];
+        }
+
+        @Override
+        public int doWork() {
+            int work = 0;
+            Runnable cmd;
+            while ((cmd = cmCommands.poll()) != null) {
+                cmd.run();
+                work++;
+            }
+            CmId.Request request;
+            try {
+                request = listener.awaitConnectRequest(2); // waits at most ~1 ms in poll(2): not a spin
+            } catch (RuntimeException e) {
+                context.errorHandler().accept(e);
+                request = null;
+            }
+            if (request != null) {
+                accept(request);
+                work++;
+            }
+            long now = System.nanoTime();
+            for (int i = 0; i < seeds.size(); i++) {
+                Connection c = seedConnection[i];
+                if ((c == null || c.destroyed) && now >= nextAttemptNs[i]) {
+                    seedConnection[i] = connect(seeds.get(i));
+                    if (seedConnection[i] == null) {
+                        backoffNs[i] = Math.min(TimeUnit.SECONDS.toNanos(2), Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoffNs[i] * 2));
+                    } else {
+                        backoffNs[i] = 0;
+                    }
+                    nextAttemptNs[i] = System.nanoTime() + Math.max(backoffNs[i], TimeUnit.MILLISECONDS.toNanos(200));
+                    work++;
+                }
+            }
+            return work;
+        }
+
+        private void accept(final CmId.Request request) {
+            CmId id = request.id();
+            byte[] priv = request.privateData();
+            if (priv.length < MAGIC.length || !java.util.Arrays.equals(java.util.Arrays.copyOf(priv, MAGIC.length), MAGIC)) {
+                try {
+                    id.reject(null);
+                } catch (RuntimeException ignored) {
+                    // the peer gives up on its own
+                }
+                closeQuietly(id);
+                return;
+            }
+            Connection c = null;
+            try {
+                c = buildConnection(id, null, "accepted");
+                id.accept(config.connectTimeoutMs());
+                c.established = true;
+                Connection added = c;
+                pollerCommands.offer(() -> poller().addConnection(added));
+            } catch (RuntimeException e) {
+                if (c != null) {
+                    destroy(c);
+                } else {
+                    closeQuietly(id);
+                }
+                context.errorHandler().accept(new TransportException("rdma accept failed: " + e.getMessage(), e));
+            }
+        }
+
+        private Connection connect(final InetSocketAddress seed) {
+            CmId id = null;
+            Connection c = null;
+            try {
+                id = CmId.create(activeChannel, CmId.PortSpace.TCP);
+                id.resolveAddress(new InetSocketAddress(InetAddress.getByName(bindIp), 0), seed, config.connectTimeoutMs());
+                id.resolveRoute(config.connectTimeoutMs());
+                c = buildConnection(id, null, seed.getAddress().getHostAddress() + ":" + seed.getPort());
+                byte[] priv = java.util.Arrays.copyOf(MAGIC, MAGIC.length + 8);
+                for (int b = 0; b < 8; b++) {
+                    priv[MAGIC.length + b] = (byte) (nodeId >>> (8 * b));
+                }
+                id.connect(priv, config.connectTimeoutMs());
+                c.established = true;
+                Connection added = c;
+                pollerCommands.offer(() -> poller().addConnection(added));
+                return c;
+            } catch (UnknownHostException | RuntimeException e) {
+                // REJECTED (nobody listens yet), UNREACHABLE or a timeout: retried with backoff
+                if (c != null) {
+                    destroy(c);
+                } else {
+                    closeQuietly(id);
+                }
+                return null;
+            }
+        }
+
+        @Override
+        public String roleName() {
+            return roleName;
+        }
+    }
+}

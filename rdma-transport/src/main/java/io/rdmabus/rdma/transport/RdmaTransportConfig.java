@@ -1,0 +1,144 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.BusConfigurationException;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Validated settings of the RDMA transport, parsed from {@code Bus.builder().transportProperty(k, v)}.
+ * Unknown keys and bad values fail fast with a message that lists what is accepted.
+ *
+ * @param device              RDMA device name, or null for the first device with an ACTIVE port
+ * @param port                device port number (1-based)
+ * @param bindAddress         IPv4 address rdma_cm binds/listens on, or null for the device's netdev address
+ * @param cmPortBase          first rdma_cm (TCP port space) port tried for listening
+ * @param cmPortRange         how many ports from {@code cmPortBase} are tried (several buses on one host)
+ * @param maxFrameBytes       largest reliable frame (bus header included) = receive buffer size minus the envelope
+ * @param recvBuffers         receive buffers pre-posted per connection (the credit window)
+ * @param sendBuffers         registered send slots per publication
+ * @param udPayloadBytes      largest datagram payload (path MTU) that bounds best-effort frames
+ * @param connectTimeoutMs    bound on one rdma_cm connect/accept attempt
+ */
+public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
+                                  int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs) {
+    /** RDMA device name (default: first device with an ACTIVE port). */
+    public static final String DEVICE = "rdma.device";
+    /** Device port number (default 1). */
+    public static final String PORT = "rdma.port";
+    /** IPv4 address to bind rdma_cm on (default: the IPv4 address of the device's network interface). */
+    public static final String BIND = "rdma.bind";
+    /** First rdma_cm listen port tried (default 7800). */
+    public static final String CM_PORT_BASE = "rdma.cm.port.base";
+    /** Number of listen ports tried from the base (default 64). */
+    public static final String CM_PORT_RANGE = "rdma.cm.port.range";
+    /** Largest reliable frame in bytes, bus header included (default 16384). */
+    public static final String FRAME_BYTES = "rdma.frame.bytes";
+    /** Receive buffers per connection, i.e. the credit window (default 64). */
+    public static final String RECV_BUFFERS = "rdma.recv.buffers";
+    /** Send slots per publication (default 64). */
+    public static final String SEND_BUFFERS = "rdma.send.buffers";
+    /** Datagram payload bound for best-effort frames (default 1024, the active MTU of rxe on a 1500-byte link). */
+    public static final String UD_PAYLOAD_BYTES = "rdma.ud.payload.bytes";
+    /** Bound on one connect or accept, milliseconds (default 3000). */
+    public static final String CONNECT_TIMEOUT_MS = "rdma.connect.timeout.ms";
+
+    /** Control receive buffers reserved per connection, outside the data credit window. */
+    static final int CONTROL_SLOTS = 16;
+
+    private static final Map<String, String> DEFAULTS = defaults();
+
+    /** Validates ranges. */
+    public RdmaTransportConfig {
+        check(port >= 1 && port <= 255, PORT, String.valueOf(port), "a device port number 1..255");
+        check(cmPortBase >= 1 && cmPortBase <= 65535, CM_PORT_BASE, String.valueOf(cmPortBase), "a port 1..65535");
+        check(cmPortRange >= 1 && cmPortBase + cmPortRange - 1 <= 65535, CM_PORT_RANGE, String.valueOf(cmPortRange),
+                "1..(65536 - base)");
+        check(maxFrameBytes >= 256 && maxFrameBytes <= 1 << 20, FRAME_BYTES, String.valueOf(maxFrameBytes), "256..1048576");
+        check(recvBuffers > CONTROL_SLOTS && recvBuffers <= 4096, RECV_BUFFERS, String.valueOf(recvBuffers),
+                (CONTROL_SLOTS + 1) + "..4096");
+        check(sendBuffers >= 2 && sendBuffers <= 4096, SEND_BUFFERS, String.valueOf(sendBuffers), "2..4096");
+        check(udPayloadBytes >= 256 && udPayloadBytes <= 4096, UD_PAYLOAD_BYTES, String.valueOf(udPayloadBytes), "256..4096");
+        check(connectTimeoutMs >= 100 && connectTimeoutMs <= 60_000, CONNECT_TIMEOUT_MS, String.valueOf(connectTimeoutMs),
+                "100..60000");
+    }
+
+    /** @return the accepted property keys with their defaults ("" = detected) */
+    public static Map<String, String> knownProperties() {
+        return DEFAULTS;
+    }
+
+    /**
+     * Parses transport properties.
+     *
+     * @param properties keys from {@link #knownProperties()}
+     * @return the settings
+     * @throws BusConfigurationException for an unknown key or a bad value, saying what is accepted
+     */
+    public static RdmaTransportConfig parse(final Map<String, String> properties) {
+        for (String key : properties.keySet()) {
+            if (!DEFAULTS.containsKey(key)) {
+                throw new BusConfigurationException("Unknown rdma transport property '" + key + "': known properties are "
+                        + new TreeSet<>(DEFAULTS.keySet()));
+            }
+        }
+        String device = blankToNull(properties.get(DEVICE));
+        String bind = blankToNull(properties.get(BIND));
+        if (bind != null && !bind.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
+            throw new BusConfigurationException("Bad value '" + bind + "' for " + BIND + ": expected an IPv4 address such as 10.77.0.11");
+        }
+        return new RdmaTransportConfig(device, intOf(properties, PORT), bind, intOf(properties, CM_PORT_BASE),
+                intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
+                intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS));
+    }
+
+    /** @return the receive/send slot size: envelope plus the largest frame */
+    int slotBytes() {
+        return Wire.ENVELOPE_BYTES + maxFrameBytes;
+    }
+
+    /** @return the largest best-effort frame: one datagram payload minus the envelope */
+    int maxBestEffortFrameBytes() {
+        return Math.min(maxFrameBytes, udPayloadBytes - Wire.ENVELOPE_BYTES);
+    }
+
+    /** @return data credits one side grants the other: the receive buffers minus the control reserve */
+    int dataCredits() {
+        return recvBuffers - CONTROL_SLOTS;
+    }
+
+    private static int intOf(final Map<String, String> properties, final String key) {
+        String v = properties.getOrDefault(key, DEFAULTS.get(key)).trim();
+        try {
+            return Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new BusConfigurationException("Bad value '" + v + "' for " + key + ": expected an integer");
+        }
+    }
+
+    private static void check(final boolean ok, final String key, final String value, final String accepted) {
+        if (!ok) {
+            throw new BusConfigurationException("Bad value '" + value + "' for " + key + ": expected " + accepted);
+        }
+    }
+
+    private static String blankToNull(final String s) {
+        return s == null || s.isBlank() ? null : s.trim();
+    }
+
+    private static Map<String, String> defaults() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(DEVICE, "");
+        m.put(PORT, "1");
+        m.put(BIND, "");
+        m.put(CM_PORT_BASE, "7800");
+        m.put(CM_PORT_RANGE, "64");
+        m.put(FRAME_BYTES, "16384");
+        m.put(RECV_BUFFERS, "64");
+        m.put(SEND_BUFFERS, "64");
+        m.put(UD_PAYLOAD_BYTES, "1024");
+        m.put(CONNECT_TIMEOUT_MS, "3000");
+        return java.util.Collections.unmodifiableMap(m);
+    }
+}

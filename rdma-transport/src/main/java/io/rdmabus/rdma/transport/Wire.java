@@ -1,0 +1,39 @@
+package io.rdmabus.rdma.transport;
+
+/**
+ * The transport's 8-byte envelope in front of every RC message (little-endian), and its control messages.
+ * The bus frame (its own 32-byte header + payload) follows the envelope of a DATA message untouched.
+ *
+ * <pre>
+ *  0  u8   type     DATA, INIT, CREDIT, SUB, UNSUB, BYE
+ *  1  u8   reserved 0
+ *  2  u16  reserved 0
+ *  4  i32  arg      DATA/SUB/UNSUB: topic id of the publication/subscription; CREDIT: credits granted;
+ *                   INIT: initial credits
+ *  8  i32  arg2     INIT only: the sender's largest frame in bytes (control messages are 16 bytes long)
+ * 12  i32  reserved
+ * </pre>
+ */
+final class Wire {
+    static final int ENVELOPE_BYTES = 8;
+    static final int CONTROL_BYTES = 16;
+    static final int TYPE_OFFSET = 0;
+    static final int ARG_OFFSET = 4;
+    static final int ARG2_OFFSET = 8;
+
+    /** A bus frame for the topic in {@code arg}; consumes one data credit. */
+    static final int DATA = 1;
+    /** First message on a connection: the data credits the sender grants and its largest frame. */
+    static final int INIT = 2;
+    /** More data credits: receive buffers the bus consumed and that were re-posted. */
+    static final int CREDIT = 3;
+    /** The sender has a subscription to topic {@code arg}: send me its frames. */
+    static final int SUB = 4;
+    /** The sender no longer subscribes topic {@code arg}. */
+    static final int UNSUB = 5;
+    /** The sender is closing the connection. */
+    static final int BYE = 6;
+
+    private Wire() {
+    }
+}

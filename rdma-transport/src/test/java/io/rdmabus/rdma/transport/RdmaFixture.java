@@ -1,0 +1,98 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.Bus;
+import io.rdmabus.IdleStrategies;
+import io.rdmabus.spi.StaticSeedDiscovery;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportContext;
+import io.rdmabus.tck.TckFixture;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Several RDMA buses in one JVM on one rxe device (rxe loopback): each bus listens on its own rdma_cm port (never
+ * reused within a run, so a seed always names one bus) and gets the endpoints of the buses still open as seeds.
+ */
+final class RdmaFixture implements TckFixture {
+    private static final int PORT_BASE = 17800;
+    private final AtomicInteger nextPort = new AtomicInteger(PORT_BASE);
+    private final List<RdmaTransport> transports = new ArrayList<>();
+    private final Map<String, String> extra;
+
+    RdmaFixture(final Map<String, String> extraProperties) {
+        this.extra = Map.copyOf(extraProperties);
+    }
+
+    @Override
+    public String name() {
+        return "rdma RC on one rxe device (loopback)";
+    }
+
+    private RdmaTransport newTransport() {
+        Map<String, String> props = new HashMap<>(extra);
+        props.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(nextPort.getAndIncrement()));
+        props.put(RdmaTransportConfig.CM_PORT_RANGE, "1");
+        String self = System.getenv("LAB_SELF_IP");
+        if (self != null && !self.isBlank()) {
+            props.put(RdmaTransportConfig.BIND, self.trim());
+        }
+        return new RdmaTransport(RdmaTransportConfig.parse(props));
+    }
+
+    private synchronized StaticSeedDiscovery seeds() {
+        List<String> open = new ArrayList<>();
+        transports.removeIf(RdmaTransport::isClosed);
+        for (RdmaTransport t : transports) {
+            open.add(t.listenEndpoint());
+        }
+        return new StaticSeedDiscovery(Map.of(RdmaTransport.NAME, open));
+    }
+
+    private synchronized void register(final RdmaTransport t) {
+        transports.add(t);
+    }
+
+    @Override
+    public Bus newBus(final String busName) {
+        RdmaTransport t = newTransport();
+        Bus bus = Bus.builder().name(busName).transport(t).discovery(seeds()).idleStrategy("backoff").build();
+        register(t);
+        return bus;
+    }
+
+    @Override
+    public Transport newRawTransport() {
+        RdmaTransport t = newTransport();
+        t.start(new TransportContext("raw-" + nextPort.get(), IdleStrategies.supplier("backoff"), Throwable::printStackTrace, seeds()));
+        register(t);
+        return t;
+    }
+
+    @Override
+    public int maxBestEffortFrameLength() {
+        return RdmaTransportConfig.parse(extra).maxBestEffortFrameBytes();
+    }
+
+    @Override
+    public long maxBufferedReliableBytes() {
+        RdmaTransportConfig c = RdmaTransportConfig.parse(extra);
+        // one publication's send slots plus one connection's receive buffers, each holding at most one frame
+        return (long) (c.sendBuffers() + c.recvBuffers()) * c.maxFrameBytes();
+    }
+
+    @Override
+    public void close() {
+        List<RdmaTransport> copy;
+        synchronized (this) {
+            copy = new ArrayList<>(transports);
+            transports.clear();
+        }
+        for (RdmaTransport t : copy) {
+            t.close();
+        }
+    }
+}

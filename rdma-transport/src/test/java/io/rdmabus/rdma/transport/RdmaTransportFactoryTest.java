@@ -1,0 +1,123 @@
+package io.rdmabus.rdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusConfigurationException;
+import io.rdmabus.Delivery;
+import io.rdmabus.spi.StaticSeedDiscovery;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Host-side checks (no RDMA device needed): discovery through ServiceLoader, availability probing, property validation. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class RdmaTransportFactoryTest {
+    private final RdmaTransportFactory factory = new RdmaTransportFactory();
+
+    @Test
+    void serviceLoaderFindsTheRdmaFactoryWithTheHighestPriority() {
+        TransportFactory found = ServiceLoader.load(TransportFactory.class).stream().map(ServiceLoader.Provider::get)
+                .filter(f -> f.name().equals("rdma")).findFirst().orElseThrow(() -> new AssertionError("no 'rdma' TransportFactory"));
+        assertEquals(RdmaTransportFactory.class, found.getClass());
+        assertTrue(found.priority() > 50, "rdma must rank above aeron (50) and tcp (10) for 'auto'");
+    }
+
+    @Test
+    void withoutSysfsInfinibandTheFactoryIsUnavailableWithAClearReasonAndNoNativeLoad() {
+        // On the build host /sys/class/infiniband does not exist (RXE-LAB.md); inside the rxe lab it does.
+        String reason = factory.unavailableReason();
+        if (!Files.isDirectory(RdmaDevices.SYSFS)) {
+            assertNotNull(reason, "no /sys/class/infiniband but the factory says it is available");
+            assertTrue(reason.contains("no RDMA device") && reason.contains("/sys/class/infiniband"), reason);
+        } else if (RdmaDevices.ports().stream().anyMatch(RdmaDevices.DevicePort::active)) {
+            assertNull(reason, "an ACTIVE port exists: " + RdmaDevices.ports());
+        } else {
+            assertNotNull(reason);
+            assertTrue(reason.contains("ACTIVE"), reason);
+        }
+    }
+
+    @Test
+    void selectingRdmaOnAHostWithoutDeviceFailsAtBuildWithTheReason() {
+        if (Files.isDirectory(RdmaDevices.SYSFS)) {
+            return; // only meaningful without RDMA; the lab runs the TCK instead
+        }
+        BusConfigurationException e = assertThrows(BusConfigurationException.class,
+                () -> Bus.builder().name("no-rdma").transport("rdma").discovery(StaticSeedDiscovery.none()).build());
+        assertTrue(e.getMessage().contains("rdma") && e.getMessage().contains("no RDMA device"), e.getMessage());
+    }
+
+    @Test
+    void sysfsProbeReadsDevicesPortsStatesAndNetdevs(@TempDir final Path root) throws IOException {
+        write(root.resolve("rxe0/ports/1/state"), "4: ACTIVE\n");
+        write(root.resolve("rxe0/ports/1/gid_attrs/ndevs/0"), "eth0\n");
+        write(root.resolve("mlx5_0/ports/1/state"), "1: DOWN\n");
+        List<RdmaDevices.DevicePort> ports = RdmaDevices.ports(root);
+        assertEquals(List.of(new RdmaDevices.DevicePort("mlx5_0", 1, false, null), new RdmaDevices.DevicePort("rxe0", 1, true, "eth0")),
+                ports);
+        assertEquals(List.of(), RdmaDevices.ports(root.resolve("absent")));
+    }
+
+    @Test
+    void unknownPropertiesAreRejectedListingTheKnownOnes() {
+        BusConfigurationException e = assertThrows(BusConfigurationException.class, () -> factory.create(Map.of("rdma.devcie", "rxe0")));
+        assertTrue(e.getMessage().contains("rdma.devcie"), e.getMessage());
+        for (String key : RdmaTransportConfig.knownProperties().keySet()) {
+            assertTrue(e.getMessage().contains(key), "message does not list " + key + ": " + e.getMessage());
+        }
+    }
+
+    @Test
+    void badValuesFailFastSayingWhatIsAccepted() {
+        assertBad(Map.of(RdmaTransportConfig.PORT, "0"), "rdma.port");
+        assertBad(Map.of(RdmaTransportConfig.PORT, "one"), "integer");
+        assertBad(Map.of(RdmaTransportConfig.BIND, "eth0"), "IPv4");
+        assertBad(Map.of(RdmaTransportConfig.CM_PORT_BASE, "70000"), "rdma.cm.port.base");
+        assertBad(Map.of(RdmaTransportConfig.FRAME_BYTES, "64"), "256..1048576");
+        assertBad(Map.of(RdmaTransportConfig.RECV_BUFFERS, "16"), "rdma.recv.buffers");
+        assertBad(Map.of(RdmaTransportConfig.SEND_BUFFERS, "1"), "rdma.send.buffers");
+        assertBad(Map.of(RdmaTransportConfig.UD_PAYLOAD_BYTES, "9000"), "rdma.ud.payload.bytes");
+    }
+
+    @Test
+    void capabilitiesFollowTheConfigurationBeforeStart() {
+        Transport t = factory.create(Map.of(RdmaTransportConfig.FRAME_BYTES, "8192", RdmaTransportConfig.UD_PAYLOAD_BYTES, "1024"));
+        try {
+            assertEquals("rdma", t.name());
+            assertEquals(8192, t.capabilities().maxFrameLength(Delivery.RELIABLE));
+            assertEquals(1024 - Wire.ENVELOPE_BYTES, t.capabilities().maxFrameLength(Delivery.BEST_EFFORT));
+            assertTrue(t.capabilities().crossHost());
+            assertFalse(t.capabilities().multicast(), "best effort is unicast per subscriber in this slice");
+        } finally {
+            t.close(); // closing an unstarted transport is allowed and idempotent
+            t.close();
+        }
+    }
+
+    private void assertBad(final Map<String, String> props, final String expectedInMessage) {
+        BusConfigurationException e = assertThrows(BusConfigurationException.class, () -> factory.create(props), props.toString());
+        assertTrue(e.getMessage().contains(expectedInMessage), e.getMessage());
+    }
+
+    private static void write(final Path file, final String content) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, content);
+    }
+}
