@@ -31,12 +31,16 @@ final class AnyMarketDataCodec implements Codec<MarketDataEvent> {
     public MarketDataEvent decode(final DirectBuffer buffer, final int offset, final int length) {
         Bounds.checkDecodeRange(NAME, buffer, offset, length);
         final SbeFlyweights flyweights = SbeFlyweights.get();
-        final int templateId = SbeMessageCodec.readCheckedHeader(NAME, flyweights.headerDecoder, buffer, offset, length);
-        final SbeMessageCodec<?> codec = MarketDataCodecs.codecForTemplate(templateId);
-        if (codec == null) {
-            throw SbeMessageCodec.unknownTemplate(NAME, templateId);
+        try {
+            final int templateId = SbeMessageCodec.readCheckedHeader(NAME, flyweights.headerDecoder, buffer, offset, length);
+            final SbeMessageCodec<?> codec = MarketDataCodecs.codecForTemplate(templateId);
+            if (codec == null) {
+                throw SbeMessageCodec.unknownTemplate(NAME, templateId);
+            }
+            return codec.decodeChecked(NAME, flyweights, buffer, offset, length);
+        } finally {
+            flyweights.releaseDecoders();
         }
-        return codec.decodeChecked(NAME, flyweights, buffer, offset, length);
     }
 
     @Override

@@ -59,17 +59,21 @@ abstract sealed class SbeMessageCodec<T extends MarketDataEvent> implements Code
     public final T decode(final DirectBuffer buffer, final int offset, final int length) {
         Bounds.checkDecodeRange(name, buffer, offset, length);
         final SbeFlyweights flyweights = SbeFlyweights.get();
-        final int actualTemplateId = readCheckedHeader(name, flyweights.headerDecoder, buffer, offset, length);
-        if (actualTemplateId != templateId) {
-            final SbeMessageCodec<?> actual = MarketDataCodecs.codecForTemplate(actualTemplateId);
-            if (actual == null) {
-                throw unknownTemplate(name, actualTemplateId);
+        try {
+            final int actualTemplateId = readCheckedHeader(name, flyweights.headerDecoder, buffer, offset, length);
+            if (actualTemplateId != templateId) {
+                final SbeMessageCodec<?> actual = MarketDataCodecs.codecForTemplate(actualTemplateId);
+                if (actual == null) {
+                    throw unknownTemplate(name, actualTemplateId);
+                }
+                throw new CodecException(name + ": got a " + actual.messageName + " (template id " + actualTemplateId
+                    + ") where a " + messageName + " (template id " + templateId
+                    + ") was expected; use MarketDataCodecs.any() for a topic that carries several message types");
             }
-            throw new CodecException(name + ": got a " + actual.messageName + " (template id " + actualTemplateId
-                + ") where a " + messageName + " (template id " + templateId
-                + ") was expected; use MarketDataCodecs.any() for a topic that carries several message types");
+            return decodeChecked(name, flyweights, buffer, offset, length);
+        } finally {
+            flyweights.releaseDecoders();
         }
-        return decodeChecked(name, flyweights, buffer, offset, length);
     }
 
     @Override

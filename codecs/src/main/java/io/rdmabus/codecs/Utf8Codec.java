@@ -109,8 +109,8 @@ final class Utf8Codec implements Codec<String> {
             return new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
         }
 
-        final ByteBuffer in = ByteBuffer.wrap(bytes, 0, length);
-        final CharBuffer out = scratch.chars(length); // UTF-8 never yields more UTF-16 units than input bytes
+        final ByteBuffer in = scratch.input(bytes, length);
+        final CharBuffer out = scratch.output(length); // UTF-8 never yields more UTF-16 units than input bytes
         final CharsetDecoder decoder = scratch.decoder.reset();
         CoderResult result = decoder.decode(in, out, true);
         if (!result.isError()) {
@@ -136,14 +136,17 @@ final class Utf8Codec implements Codec<String> {
         return NAME;
     }
 
-    /** Per-thread decoder and scratch space. */
+    /** Per-thread decoder and scratch space, with reusable NIO views over the retained arrays. */
     private static final class Scratch {
         final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT);
         private byte[] byteScratch = new byte[256];
+        private ByteBuffer byteView = ByteBuffer.wrap(byteScratch);
         private char[] charScratch = new char[256];
+        private CharBuffer charView = CharBuffer.wrap(charScratch);
 
+        /** @return an array of at least {@code length} bytes: the retained one, grown if needed and not too big */
         byte[] bytes(final int length) {
             if (length <= byteScratch.length) {
                 return byteScratch;
@@ -151,19 +154,29 @@ final class Utf8Codec implements Codec<String> {
             final byte[] grown = new byte[length];
             if (length <= MAX_RETAINED_SCRATCH_BYTES) {
                 byteScratch = grown;
+                byteView = ByteBuffer.wrap(grown);
             }
             return grown;
         }
 
-        CharBuffer chars(final int length) {
-            char[] chars = charScratch;
-            if (length > chars.length) {
-                chars = new char[length];
-                if (length <= MAX_RETAINED_SCRATCH_BYTES) {
-                    charScratch = chars;
+        /** @return a view of the first {@code length} bytes of {@code bytes}, as returned by {@link #bytes} */
+        ByteBuffer input(final byte[] bytes, final int length) {
+            final ByteBuffer view = bytes == byteScratch ? byteView : ByteBuffer.wrap(bytes);
+            view.clear().limit(length);
+            return view;
+        }
+
+        /** @return an empty char buffer with room for {@code length} chars, backed by an array at offset 0 */
+        CharBuffer output(final int length) {
+            if (length > charScratch.length) {
+                if (length > MAX_RETAINED_SCRATCH_BYTES) {
+                    return CharBuffer.wrap(new char[length]);
                 }
+                charScratch = new char[length];
+                charView = CharBuffer.wrap(charScratch);
             }
-            return CharBuffer.wrap(chars, 0, length);
+            charView.clear().limit(length);
+            return charView;
         }
     }
 }

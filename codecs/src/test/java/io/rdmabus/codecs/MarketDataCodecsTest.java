@@ -3,6 +3,7 @@ package io.rdmabus.codecs;
 import static io.rdmabus.codecs.CodecAssertions.assertDecodeFails;
 import static io.rdmabus.codecs.CodecAssertions.assertRoundTrip;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -252,6 +253,21 @@ class MarketDataCodecsTest {
     void zeroFilledPayloadIsNotAValidMessage() {
         for (final Codec<?> codec : List.of(MarketDataCodecs.quote(), MarketDataCodecs.any())) {
             assertContains(assertDecodeFails(codec, new byte[MarketDataCodecs.QUOTE_LENGTH]), "schema id 0");
+        }
+    }
+
+    @Test
+    void decodeKeepsNoReferenceToTheReceiveBuffer() {
+        for (final MarketDataEvent event : List.of(QUOTE, TRADE, BOOK)) {
+            for (final Codec<MarketDataEvent> codec : List.of(typedCodecFor(event), MarketDataCodecs.any())) {
+                final UnsafeBuffer rx = new UnsafeBuffer(encode(event));
+                assertEquals(event, codec.decode(rx, 0, rx.capacity()));
+                assertFalse(SbeFlyweights.get().decodersReference(rx), codec.name() + " kept the buffer after decode");
+
+                final UnsafeBuffer corrupt = new UnsafeBuffer(withShort(encode(event), BLOCK_LENGTH_OFFSET, 1));
+                assertThrows(CodecException.class, () -> codec.decode(corrupt, 0, corrupt.capacity()));
+                assertFalse(SbeFlyweights.get().decodersReference(corrupt), codec.name() + " kept the buffer after a failure");
+            }
         }
     }
 
