@@ -1,0 +1,189 @@
+package io.rdmabus.samples.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusBuilder;
+import io.rdmabus.BusConfigurationException;
+import io.rdmabus.spi.StaticSeedDiscovery;
+import io.rdmabus.spi.TransportFactory;
+
+/**
+ * Several buses in one JVM that reach each other, as if each were its own process: the samples, the CLI and the
+ * benchmarks use one bus per role. What "reach each other" needs depends on the transport:
+ * <ul>
+ *   <li>{@code aeron-ipc}: one shared media driver ({@link SharedMediaDriver}, property {@code aeron.dir});</li>
+ *   <li>{@code aeron-udp}: a distinct loopback control endpoint per bus, every endpoint given to every bus as a seed;</li>
+ *   <li>{@code tcp}: a distinct loopback listen port per bus; each bus dials the buses created before it;</li>
+ *   <li>anything else (e.g. {@code rdma}): the transport's defaults.</li>
+ * </ul>
+ * {@code auto} is resolved the way {@link BusBuilder} does (highest-priority available factory), and the builders
+ * still get {@code "auto"} so the bus itself makes (and reports) the choice; a mismatch fails fast.
+ */
+public final class LocalBuses implements AutoCloseable {
+    private static final String LOOPBACK = "127.0.0.1";
+
+    private final String requested;
+    private final String resolved;
+    private final String idleStrategy;
+    private final List<String> endpoints = new ArrayList<>();
+    private final List<Bus> buses = new ArrayList<>();
+    private final SharedMediaDriver driver;
+    private final int capacity;
+
+    private LocalBuses(final String requested, final String resolved, final int capacity, final String idleStrategy) {
+        this.requested = requested;
+        this.resolved = resolved;
+        this.capacity = capacity;
+        this.idleStrategy = idleStrategy;
+        this.driver = "aeron-ipc".equals(resolved) ? SharedMediaDriver.launch("local") : null;
+        for (int i = 0; i < capacity; i++) {
+            if ("aeron-udp".equals(resolved)) {
+                endpoints.add(LOOPBACK + ":" + freeUdpPort());
+            } else if ("tcp".equals(resolved)) {
+                endpoints.add(LOOPBACK + ":" + freeTcpPort());
+            }
+        }
+    }
+
+    /**
+     * @param transport a transport factory name or {@code auto}
+     * @param maxBuses  how many buses will be created (UDP/TCP endpoints are reserved up front)
+     * @return the group, with no bus yet
+     * @throws BusConfigurationException if the transport is unknown or unavailable
+     */
+    public static LocalBuses create(final String transport, final int maxBuses) {
+        return create(transport, maxBuses, "backoff");
+    }
+
+    /**
+     * @param transport    a transport factory name or {@code auto}
+     * @param maxBuses     how many buses will be created
+     * @param idleStrategy idle strategy name for every bus (see {@link io.rdmabus.IdleStrategies#NAMES})
+     * @return the group, with no bus yet
+     */
+    public static LocalBuses create(final String transport, final int maxBuses, final String idleStrategy) {
+        if (maxBuses < 1) {
+            throw new BusConfigurationException("LocalBuses needs maxBuses >= 1, was " + maxBuses);
+        }
+        return new LocalBuses(transport, resolve(transport), maxBuses, idleStrategy);
+    }
+
+    /**
+     * @param transport a factory name or {@code auto}
+     * @return the factory name {@code Bus.builder().transport(transport)} will use
+     * @throws BusConfigurationException if it is unknown or unavailable here
+     */
+    public static String resolve(final String transport) {
+        final List<TransportFactory> factories = factories();
+        final List<String> names = factories.stream().map(TransportFactory::name).toList();
+        for (final TransportFactory f : factories) {
+            if (("auto".equals(transport) || f.name().equals(transport)) && f.unavailableReason() == null) {
+                return f.name();
+            }
+        }
+        for (final TransportFactory f : factories) {
+            if (f.name().equals(transport)) {
+                throw new BusConfigurationException("Transport '" + transport + "' is not usable here: " + f.unavailableReason()
+                    + "; pick another of " + names + " or 'auto'");
+            }
+        }
+        throw new BusConfigurationException("Unknown transport '" + transport + "': available are " + names + " or 'auto'");
+    }
+
+    /** @return the transport factories on the class path, highest priority first */
+    public static List<TransportFactory> factories() {
+        final List<TransportFactory> factories = new ArrayList<>();
+        ServiceLoader.load(TransportFactory.class).forEach(factories::add);
+        factories.sort(Comparator.comparingInt(TransportFactory::priority).reversed());
+        return factories;
+    }
+
+    /** @return the transport name every bus of this group uses */
+    public String transport() {
+        return resolved;
+    }
+
+    /** @return the shared driver directory for {@code aeron-ipc}, else {@code null} */
+    public String aeronDirectory() {
+        return driver == null ? null : driver.directory();
+    }
+
+    /**
+     * @param busName the bus's name (thread names, logs)
+     * @return a started bus reaching every other bus of this group
+     * @throws BusConfigurationException when more than {@code maxBuses} are asked for
+     */
+    public Bus newBus(final String busName) {
+        final int index = buses.size();
+        if (index >= capacity) {
+            throw new BusConfigurationException("LocalBuses was created for " + capacity + " buses; raise maxBuses");
+        }
+        final BusBuilder builder = Bus.builder().name(busName).transport(requested).idleStrategy(idleStrategy);
+        switch (resolved) {
+            case "aeron-ipc" -> builder.transportProperty("aeron.dir", driver.directory());
+            case "aeron-udp" -> builder.transportProperty("endpoint", endpoints.get(index))
+                .discovery(new StaticSeedDiscovery(Map.of("aeron-udp", List.copyOf(endpoints))));
+            case "tcp" -> builder.transportProperty("tcp.bind", endpoints.get(index))
+                .discovery(new StaticSeedDiscovery(Map.of("tcp", List.copyOf(endpoints.subList(0, index)))));
+            default -> {
+                // transports without in-JVM peers settings (e.g. rdma) use their defaults
+            }
+        }
+        final Bus bus = builder.build();
+        if (!bus.transportName().equals(resolved)) {
+            bus.close();
+            throw new BusConfigurationException("Transport '" + requested + "' resolved to '" + bus.transportName() + "', expected '"
+                + resolved + "'; name the transport explicitly");
+        }
+        buses.add(bus);
+        return bus;
+    }
+
+    /** Closes the buses (newest first), then the shared driver. */
+    @Override
+    public void close() {
+        RuntimeException first = null;
+        for (int i = buses.size() - 1; i >= 0; i--) {
+            try {
+                buses.get(i).close();
+            } catch (final RuntimeException ex) {
+                first = first == null ? ex : first;
+            }
+        }
+        buses.clear();
+        if (driver != null) {
+            driver.close();
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** @return a UDP port free on loopback right now */
+    public static int freeUdpPort() {
+        try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /** @return a TCP port free on loopback right now */
+    public static int freeTcpPort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+}

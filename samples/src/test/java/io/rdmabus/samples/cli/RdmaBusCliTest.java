@@ -1,0 +1,99 @@
+package io.rdmabus.samples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import picocli.CommandLine;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Runs the {@code rdma-bus} commands in this process, the way the launcher does. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaBusCliTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(final String... args) {
+        final CommandLine cli = CliSupport.commandLine(new RdmaBusCli());
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void unknownFlagGivesUsageAndExit2WithoutStackTrace() {
+        assertEquals(2, run("ping", "--no-such-flag"));
+        assertTrue(err.toString().contains("Unknown option: '--no-such-flag'"), err.toString());
+        assertTrue(err.toString().contains("Usage: rdma-bus ping"), err.toString());
+        assertFalse(err.toString().contains("\tat "), "no stack trace: " + err);
+    }
+
+    @Test
+    void badValuesGiveUsageAndExit2() {
+        assertEquals(2, run("throughput", "--sizes", "64,abc"));
+        assertTrue(err.toString().contains("--sizes"), err.toString());
+        assertEquals(2, run("ping", "--size", "8"));
+        assertTrue(err.toString().contains("--size in 16.."), err.toString());
+        assertEquals(2, run("sub", "--topic", "x", "--delivery", "sometimes"));
+        assertTrue(err.toString().contains("use 'reliable' or 'best-effort'"), err.toString());
+        assertEquals(2, run("pub"));
+        assertTrue(err.toString().contains("Missing required option: '--topic=<topicName>'"), err.toString());
+    }
+
+    @Test
+    void unknownCommandOrNoneGivesExit2() {
+        assertEquals(2, run("frobnicate"));
+        assertEquals(2, run());
+        assertTrue(err.toString().contains("missing command"), err.toString());
+    }
+
+    @Test
+    void unknownTransportIsAClearErrorNotAStackTrace() {
+        assertEquals(2, run("ping", "-t", "carrier-pigeon", "-n", "10"));
+        assertTrue(err.toString().contains("Unknown transport 'carrier-pigeon'"), err.toString());
+        assertFalse(err.toString().contains("\tat "), "no stack trace: " + err);
+    }
+
+    @Test
+    void pingOnAeronIpcReportsPercentiles() {
+        assertEquals(0, run("ping", "-t", "aeron-ipc", "-n", "300", "--warmup", "50", "--timeout-s", "60"), out + " / " + err);
+        final Matcher m = Pattern.compile("([\\d,]+) round trips of 64 bytes: rtt p50 \\S+ p90 \\S+ p99 \\S+").matcher(out.toString());
+        assertTrue(m.find(), out.toString());
+        assertEquals("300", m.group(1));
+        assertTrue(out.toString().contains("transport: aeron-ipc"), out.toString());
+    }
+
+    @Test
+    void throughputOnAeronIpcMovesEveryMessage() {
+        assertEquals(0, run("throughput", "-t", "aeron-ipc", "--sizes", "64,1024", "--duration-s", "1"), out + " / " + err);
+        final Matcher m = Pattern.compile("size +(\\d+) B: +([\\d,]+) msgs .* \\(sent ([\\d,]+), lost 0\\)").matcher(out.toString());
+        int sizes = 0;
+        while (m.find()) {
+            sizes++;
+            assertEquals(m.group(3), m.group(2), "reliable: everything sent was received");
+            assertTrue(Long.parseLong(m.group(2).replace(",", "")) > 0, out.toString());
+        }
+        assertEquals(2, sizes, out.toString());
+    }
+
+    @Test
+    void devicesNeverThrows() {
+        assertEquals(0, run("devices"), err.toString());
+        assertTrue(out.toString().contains("no RDMA device: the bus will use ") || out.toString().contains("RDMA devices: "), out.toString());
+        assertTrue(out.toString().contains("aeron-ipc"), out.toString());
+    }
+
+    @Test
+    void statsOfAnotherProcessIsRefusedClearly() {
+        assertEquals(1, run("stats", "--pid", "1234"));
+        assertTrue(err.toString().contains("not supported yet"), err.toString());
+    }
+}
