@@ -64,8 +64,13 @@ final class Utf8Codec implements Codec<String> {
     public void encode(final String value, final MutableDirectBuffer buffer, final int offset) {
         final int byteCount = encodedLength(value); // also validates surrogate pairs before anything is written
         Bounds.checkEncodeRange(NAME, buffer, offset, byteCount);
-        int position = offset;
         final int charCount = value.length();
+        if (byteCount == charCount) {
+            // All ASCII (every other char takes 2+ bytes): one bounds check and a tight loop inside Agrona.
+            buffer.putStringWithoutLengthAscii(offset, value);
+            return;
+        }
+        int position = offset;
         for (int i = 0; i < charCount; i++) {
             final char c = value.charAt(i);
             if (c < 0x80) {
