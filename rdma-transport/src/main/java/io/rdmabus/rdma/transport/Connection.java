@@ -72,9 +72,9 @@ final class Connection {
         this.heldLength = new int[recvSlots];
     }
 
-    /** @return usable for data: established, peer granted credits, not closing */
+    /** @return usable for data: established on our side, peer granted credits, not closing */
     boolean live() {
-        return ready && !closed;
+        return ready && established && !closed;
     }
 
     /** Takes one data credit if there is one (any thread). */

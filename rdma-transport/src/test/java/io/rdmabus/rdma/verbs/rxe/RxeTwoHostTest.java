@@ -344,6 +344,12 @@ class RxeTwoHostTest {
                         + " round trips, mean " + us + " us");
                 awaitSends(ep, sendsDone, rounds);
                 ep.id.disconnect();
+                // disconnect moves the QP to error: every receive still posted completes as flushed
+                for (int i = 0; i < RcEndpoint.SLOTS; i++) {
+                    ep.awaitOne(WAIT_MS);
+                    int c = ep.cursor();
+                    assertEquals(WorkCompletions.WR_FLUSH_ERR, ep.wcs.status(c), WorkCompletions.statusText(ep.wcs.status(c)));
+                }
             }
         }
     }
