@@ -95,6 +95,8 @@ final class PeerConnection extends ChannelDuplexHandler {
         this.ctx = context;
         this.channel = context.channel();
         this.loop = channel.eventLoop();
+        transport.onChannelAdded(this);
+        channel.closeFuture().addListener(future -> transport.onChannelGone(this));
     }
 
     @Override

@@ -61,6 +61,8 @@ public final class TcpTransport implements Transport {
     private final Int2ObjectHashMap<TopicDescriptor> localTopics = new Int2ObjectHashMap<>();
     private final List<TcpPublication> publications = new ArrayList<>();
     private final List<Seed> seeds = new ArrayList<>();
+    /** Every channel with a handler, handshaken or not, so close() can reach connections still in their hello. */
+    private final java.util.Set<PeerConnection> allChannels = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Copy-on-write: replaced under the lock, read without it on the event loop. */
     private volatile Int2ObjectHashMap<TcpSubscription[]> localSubscriptions = new Int2ObjectHashMap<>();
 
@@ -316,6 +318,17 @@ public final class TcpTransport implements Transport {
         return true;
     }
 
+    void onChannelAdded(final PeerConnection connection) {
+        allChannels.add(connection);
+        if (closed) {
+            connection.close();
+        }
+    }
+
+    void onChannelGone(final PeerConnection connection) {
+        allChannels.remove(connection);
+    }
+
     void onConnectionClosed(final PeerConnection connection) {
         final boolean wasRegistered;
         synchronized (lock) {
@@ -440,6 +453,9 @@ public final class TcpTransport implements Transport {
             if (channel != null && !channel.closeFuture().awaitUninterruptibly(leftMs)) {
                 channel.close();
             }
+        }
+        for (final PeerConnection connection : allChannels) {
+            connection.close(); // connections still in their hello, or accepted after the snapshot above
         }
         final DisposableServer s = server;
         if (s != null) {
