@@ -1,0 +1,134 @@
+package io.rdmabus.benchmarks;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
+import io.rdmabus.samples.support.LocalBuses;
+
+import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.IdleStrategy;
+
+import reactor.core.Disposable;
+
+/** The bus over a transport: two buses in this JVM (publisher, subscriber), reliable {@code byte[]} topics. */
+final class BusLoad implements Load {
+    private final LocalBuses buses;
+    private final Bus a;
+    private final Bus b;
+    private int runs;
+
+    BusLoad(final String transport) {
+        this.buses = LocalBuses.create(transport, 2);
+        try {
+            this.a = buses.newBus("bench-a");
+            this.b = buses.newBus("bench-b");
+        } catch (final RuntimeException ex) {
+            buses.close();
+            throw ex;
+        }
+    }
+
+    @Override
+    public String label() {
+        return "bus/" + buses.transport();
+    }
+
+    @Override
+    public long oneWay(final int messages, final int sizeBytes) {
+        final Topic<byte[]> topic = Topic.of("bench.oneway." + (runs++), Codecs.bytes(), Delivery.RELIABLE);
+        final AtomicLong received = new AtomicLong();
+        final AtomicLong lastNs = new AtomicLong();
+        final Disposable sub = b.subscribe(topic).subscribe(v -> {
+            lastNs.lazySet(System.nanoTime());
+            received.lazySet(received.get() + 1);
+        });
+        try (BusPublication<byte[]> pub = a.publication(topic)) {
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (!pub.isConnected()) {
+                Load.checkDeadline(deadlineNs, label() + " connection");
+                Thread.yield();
+            }
+            final byte[] payload = new byte[sizeBytes];
+            final IdleStrategy idle = Load.idle();
+            final long startNs = System.nanoTime();
+            for (int i = 0; i < messages; i++) {
+                int status;
+                idle.reset();
+                while ((status = pub.offer(payload)) != PublishStatus.OK) {
+                    if (status == PublishStatus.CLOSED) {
+                        throw new IllegalStateException(label() + ": publication closed");
+                    }
+                    Load.checkDeadline(deadlineNs, label() + " back-pressure");
+                    idle.idle();
+                }
+            }
+            while (received.get() < messages) {
+                Load.checkDeadline(deadlineNs, label() + " delivery (" + received.get() + " of " + messages + ")");
+                Thread.yield();
+            }
+            return lastNs.get() - startNs;
+        } finally {
+            sub.dispose();
+        }
+    }
+
+    @Override
+    public Histogram pingPong(final int pings, final int sizeBytes) {
+        final int run = runs++;
+        final Topic<byte[]> ping = Topic.of("bench.ping." + run, Codecs.bytes(), Delivery.RELIABLE);
+        final Topic<byte[]> pong = Topic.of("bench.pong." + run, Codecs.bytes(), Delivery.RELIABLE);
+        final BusPublication<byte[]> pongPub = b.publication(pong);
+        final IdleStrategy echoIdle = Load.idle();
+        final Disposable echo = b.subscribe(ping).subscribe(v -> {
+            echoIdle.reset();
+            while (pongPub.offer(v) == PublishStatus.BACK_PRESSURED) {
+                echoIdle.idle();
+            }
+        });
+        final AtomicLong lastSeq = new AtomicLong(-1);
+        final Disposable back = a.subscribe(pong).subscribe(v -> lastSeq.lazySet(Load.getLong(v, 0)));
+        try (BusPublication<byte[]> pingPub = a.publication(ping)) {
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (!pingPub.isConnected() || !pongPub.isConnected()) {
+                Load.checkDeadline(deadlineNs, label() + " ping connection");
+                Thread.yield();
+            }
+            final byte[] payload = new byte[Math.max(8, sizeBytes)];
+            final Histogram rtt = new Histogram(3);
+            final IdleStrategy idle = Load.idle();
+            final int warmup = pings / 10;
+            for (int i = 0; i < warmup + pings; i++) {
+                Load.putLong(payload, 0, i);
+                final long startNs = System.nanoTime();
+                idle.reset();
+                while (pingPub.offer(payload) != PublishStatus.OK) {
+                    Load.checkDeadline(deadlineNs, label() + " ping send");
+                    idle.idle();
+                }
+                idle.reset();
+                while (lastSeq.get() != i) {
+                    Load.checkDeadline(deadlineNs, label() + " pong " + i);
+                    idle.idle();
+                }
+                if (i >= warmup) {
+                    rtt.recordValue(System.nanoTime() - startNs);
+                }
+            }
+            return rtt;
+        } finally {
+            back.dispose();
+            echo.dispose();
+            pongPub.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        buses.close();
+    }
+}

@@ -1,0 +1,123 @@
+package io.rdmabus.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusException;
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
+import io.rdmabus.samples.support.LocalBuses;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import reactor.core.Disposable;
+
+/**
+ * The in-JVM hot path: publish -> frame -> (transport) -> header check, decode, ring -> {@code Flux} delivery to a
+ * subscriber on another bus. One op = one reliable message taken by the publisher; reliable back-pressure keeps the
+ * publisher from running ahead of the subscriber by more than the buffers, so ops/s is the delivered rate.
+ * {@code transport=direct} hands frames straight to the receiving bus (bus cost only); {@code aeron-ipc} adds Aeron IPC
+ * through one shared media driver. Run with {@code -prof gc} for bytes/op (all threads: publisher, driver, delivery).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 3, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"})
+public class HotPathBenchmark {
+    /** {@code direct} (no medium, bus only) or a transport name such as {@code aeron-ipc}. */
+    @Param({"direct", "aeron-ipc"})
+    public String transport;
+
+    /** Payload bytes per message. */
+    @Param({"64", "1024"})
+    public int sizeBytes;
+
+    private LocalBuses buses;
+    private Bus publisherBus;
+    private Bus subscriberBus;
+    private BusPublication<byte[]> publication;
+    private Disposable subscription;
+    private byte[] payload;
+    private final AtomicLong received = new AtomicLong();
+    private long offered;
+
+    /** Starts two buses and a subscriber, waits until connected. */
+    @Setup(Level.Trial)
+    public void setUp() {
+        final Topic<byte[]> topic = Topic.of("bench.hotpath", Codecs.bytes(), Delivery.RELIABLE);
+        if ("direct".equals(transport)) {
+            final DirectTransport.Medium medium = new DirectTransport.Medium();
+            subscriberBus = Bus.builder().name("hot-sub").transport(new DirectTransport(medium)).build();
+            publisherBus = Bus.builder().name("hot-pub").transport(new DirectTransport(medium)).build();
+        } else {
+            buses = LocalBuses.create(transport, 2);
+            subscriberBus = buses.newBus("hot-sub");
+            publisherBus = buses.newBus("hot-pub");
+        }
+        subscription = subscriberBus.subscribe(topic).subscribe(v -> received.lazySet(received.get() + 1));
+        publication = publisherBus.publication(topic);
+        payload = new byte[sizeBytes];
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (!publication.isConnected()) {
+            if (System.nanoTime() > deadlineNs) {
+                throw new BusException("benchmark publication did not connect on " + transport);
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    /** @return the status (always OK): one message published */
+    @Benchmark
+    public int publishAndDeliver() {
+        int status;
+        while ((status = publication.offer(payload)) != PublishStatus.OK) {
+            if (status == PublishStatus.CLOSED) {
+                throw new BusException("closed");
+            }
+            Thread.yield(); // 2 cores: let the delivery thread drain the ring
+        }
+        offered++;
+        return status;
+    }
+
+    /** Checks nothing was lost, then closes everything. */
+    @TearDown(Level.Trial)
+    public void tearDown() throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (received.get() < offered && System.nanoTime() < deadlineNs) {
+            Thread.sleep(1);
+        }
+        final long got = received.get();
+        subscription.dispose();
+        publication.close();
+        if (buses != null) {
+            buses.close();
+        } else {
+            publisherBus.close();
+            subscriberBus.close();
+        }
+        if (got != offered) {
+            throw new IllegalStateException("reliable benchmark lost messages: offered " + offered + ", received " + got);
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.rdmabus.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+
+import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+/** One side-by-side contender: moves {@code messages} one-way as fast as it can, and does ping-pong round trips. */
+interface Load extends AutoCloseable {
+    /** Bound on any one wait in the harness: a stuck run fails instead of hanging. */
+    long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(60);
+
+    /** @return a short label, e.g. {@code bus/aeron-ipc} */
+    String label();
+
+    /**
+     * Sends {@code messages} messages of {@code sizeBytes} one way, reliably, as fast as they are taken.
+     *
+     * @param messages  how many
+     * @param sizeBytes payload size
+     * @return nanoseconds from the first send to the last receipt
+     */
+    long oneWay(int messages, int sizeBytes);
+
+    /**
+     * Round trips, one at a time.
+     *
+     * @param pings     measured round trips (after a warm-up of {@code pings / 10})
+     * @param sizeBytes payload size
+     * @return the round-trip times in ns
+     */
+    Histogram pingPong(int pings, int sizeBytes);
+
+    @Override
+    void close();
+
+    /** @return the idle strategy every contender's own loops use: the bus's default, so the comparison is like for like */
+    static IdleStrategy idle() {
+        return new BackoffIdleStrategy(10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
+    }
+
+    /**
+     * @param deadlineNs a {@link System#nanoTime()} deadline
+     * @param what       what was awaited, for the message
+     */
+    static void checkDeadline(final long deadlineNs, final String what) {
+        if (System.nanoTime() > deadlineNs) {
+            throw new IllegalStateException("timed out waiting for " + what);
+        }
+    }
+
+    /** @param b buffer @param at index @param v value written little-endian */
+    static void putLong(final byte[] b, final int at, final long v) {
+        for (int i = 0; i < 8; i++) {
+            b[at + i] = (byte) (v >>> (8 * i));
+        }
+    }
+
+    /** @param b buffer @param at index @return the little-endian long there */
+    static long getLong(final byte[] b, final int at) {
+        long v = 0;
+        for (int i = 0; i < 8; i++) {
+            v |= (b[at + i] & 0xFFL) << (8 * i);
+        }
+        return v;
+    }
+}

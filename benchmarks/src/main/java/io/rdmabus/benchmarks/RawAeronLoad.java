@@ -1,0 +1,165 @@
+package io.rdmabus.benchmarks;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.aeron.Aeron;
+import io.aeron.ExclusivePublication;
+import io.aeron.Subscription;
+import io.aeron.logbuffer.BufferClaim;
+import io.aeron.logbuffer.FragmentHandler;
+import io.rdmabus.samples.support.SharedMediaDriver;
+
+import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Plain Aeron IPC, no bus: one exclusive publication and one subscription per stream on the same kind of embedded
+ * media driver as the bus's ({@link SharedMediaDriver}: shared threading, backoff idle, 1 MiB terms, 1408 MTU), a
+ * receiver thread polling with the bus's default idle strategy. What the bus adds on top is the difference.
+ */
+final class RawAeronLoad implements Load {
+    private static final String CHANNEL = "aeron:ipc?term-length=" + SharedMediaDriver.TERM_LENGTH_BYTES + "|mtu=" + SharedMediaDriver.MTU_BYTES;
+    private final SharedMediaDriver driver;
+    private final Aeron aeron;
+    private int nextStreamId = 7000;
+
+    RawAeronLoad() {
+        this.driver = SharedMediaDriver.launch("raw");
+        this.aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(driver.directory()));
+    }
+
+    @Override
+    public String label() {
+        return "raw/aeron-ipc";
+    }
+
+    /** A polling thread over a subscription, stopped by {@link #close()}. */
+    private static final class Poller implements AutoCloseable {
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        Poller(final Subscription subscription, final FragmentHandler handler, final String name) {
+            thread = new Thread(() -> {
+                final IdleStrategy idle = Load.idle();
+                while (running) {
+                    idle.idle(subscription.poll(handler, 64));
+                }
+            }, name);
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        /** Only there to use the resource in its try block (javac's "never referenced" lint). */
+        void started() {
+            if (!thread.isAlive() && running) {
+                throw new IllegalStateException(thread.getName() + " did not start");
+            }
+        }
+
+        @Override
+        public void close() {
+            running = false;
+            try {
+                thread.join(5_000);
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public long oneWay(final int messages, final int sizeBytes) {
+        final int streamId = nextStreamId++;
+        final AtomicLong received = new AtomicLong();
+        final AtomicLong lastNs = new AtomicLong();
+        try (Subscription sub = aeron.addSubscription(CHANNEL, streamId);
+             ExclusivePublication pub = aeron.addExclusivePublication(CHANNEL, streamId);
+             Poller poller = new Poller(sub, (buffer, offset, length, header) -> {
+                 lastNs.lazySet(System.nanoTime());
+                 received.lazySet(received.get() + 1);
+             }, "raw-aeron-receiver")) {
+            poller.started();
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (!pub.isConnected()) {
+                Load.checkDeadline(deadlineNs, "raw aeron connection");
+                Thread.yield();
+            }
+            final BufferClaim claim = new BufferClaim();
+            final UnsafeBuffer payload = new UnsafeBuffer(new byte[sizeBytes]);
+            final IdleStrategy idle = Load.idle();
+            final long startNs = System.nanoTime();
+            for (int i = 0; i < messages; i++) {
+                idle.reset();
+                while (pub.tryClaim(sizeBytes, claim) < 0) { // back-pressured or admin action: retry, like the bus
+                    Load.checkDeadline(deadlineNs, "raw aeron back-pressure");
+                    idle.idle();
+                }
+                claim.buffer().putBytes(claim.offset(), payload, 0, sizeBytes);
+                claim.commit();
+            }
+            while (received.get() < messages) {
+                Load.checkDeadline(deadlineNs, "raw aeron delivery");
+                Thread.yield();
+            }
+            return lastNs.get() - startNs;
+        }
+    }
+
+    @Override
+    public Histogram pingPong(final int pings, final int sizeBytes) {
+        final int pingStream = nextStreamId++;
+        final int pongStream = nextStreamId++;
+        final int size = Math.max(8, sizeBytes);
+        final AtomicLong lastSeq = new AtomicLong(-1);
+        try (Subscription pingSub = aeron.addSubscription(CHANNEL, pingStream);
+             ExclusivePublication pingPub = aeron.addExclusivePublication(CHANNEL, pingStream);
+             Subscription pongSub = aeron.addSubscription(CHANNEL, pongStream);
+             ExclusivePublication pongPub = aeron.addExclusivePublication(CHANNEL, pongStream)) {
+            final IdleStrategy echoIdle = Load.idle();
+            try (Poller echo = new Poller(pingSub, (buffer, offset, length, header) -> {
+                echoIdle.reset();
+                while (pongPub.offer(buffer, offset, length) < 0) {
+                    echoIdle.idle();
+                }
+            }, "raw-aeron-echo")) {
+                echo.started();
+                final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+                while (!pingPub.isConnected() || !pongPub.isConnected()) {
+                    Load.checkDeadline(deadlineNs, "raw aeron ping connection");
+                    Thread.yield();
+                }
+                final FragmentHandler onPong = (buffer, offset, length, header) -> lastSeq.lazySet(buffer.getLong(offset));
+                final UnsafeBuffer payload = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
+                final Histogram rtt = new Histogram(3);
+                final IdleStrategy idle = Load.idle();
+                final int warmup = pings / 10;
+                for (int i = 0; i < warmup + pings; i++) {
+                    payload.putLong(0, i);
+                    final long startNs = System.nanoTime();
+                    idle.reset();
+                    while (pingPub.offer(payload, 0, size) < 0) {
+                        Load.checkDeadline(deadlineNs, "raw aeron ping send");
+                        idle.idle();
+                    }
+                    idle.reset();
+                    while (lastSeq.get() != i) {
+                        Load.checkDeadline(deadlineNs, "raw aeron pong " + i);
+                        idle.idle(pongSub.poll(onPong, 1));
+                    }
+                    if (i >= warmup) {
+                        rtt.recordValue(System.nanoTime() - startNs);
+                    }
+                }
+                return rtt;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        aeron.close();
+        driver.close();
+    }
+}

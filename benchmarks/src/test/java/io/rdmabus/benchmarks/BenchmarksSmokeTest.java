@@ -1,0 +1,59 @@
+package io.rdmabus.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import javax.imageio.ImageIO;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import picocli.CommandLine;
+
+/**
+ * Fast smoke runs of every harness with a few hundred messages: they must complete and move every message. No
+ * timing is asserted (this machine is shared; the real runs are in docs/benchmarks.md).
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class BenchmarksSmokeTest {
+    @Test
+    void hotPathBenchmarkStateDeliversEveryMessage() throws InterruptedException {
+        for (final String transport : new String[] {"direct", "aeron-ipc"}) {
+            final HotPathBenchmark bench = new HotPathBenchmark();
+            bench.transport = transport;
+            bench.sizeBytes = 64;
+            bench.setUp();
+            for (int i = 0; i < 500; i++) {
+                assertEquals(0, bench.publishAndDeliver());
+            }
+            bench.tearDown(); // throws if a reliable message was lost
+        }
+    }
+
+    @Test
+    void compareHarnessRunsEverySectionAndDrawsThePlot(@TempDir final Path dir) throws Exception {
+        final File png = dir.resolve("latency.png").toFile();
+        final CompareHarness harness = new CompareHarness();
+        final int exit = new CommandLine(harness).execute("--messages", "300", "--rounds", "1", "--pings", "50", "--fanout", "1,2",
+            "--sections", "aeron,tcp,fanout", "--plot", png.getPath());
+        assertEquals(0, exit);
+        assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 64 B |")), harness.rows().toString());
+        assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 1024 B |")), harness.rows().toString());
+        assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 2 |")), "fan-out with 2 subscribers: " + harness.rows());
+        assertTrue(harness.latencies().containsKey("bus/aeron-ipc"), harness.latencies().keySet().toString());
+        assertTrue(harness.latencies().containsKey("raw/aeron-ipc"), harness.latencies().keySet().toString());
+        harness.latencies().values().forEach(h -> assertEquals(50, h.getTotalCount()));
+        assertTrue(ImageIO.read(png).getWidth() > 0, "a readable PNG");
+    }
+
+    @Test
+    void badFlagsAreAUsageError() {
+        assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--sections", "carrier-pigeon"));
+        assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--messages", "x"));
+    }
+}
