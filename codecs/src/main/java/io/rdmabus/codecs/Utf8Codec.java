@@ -16,7 +16,8 @@ import org.agrona.MutableDirectBuffer;
  *
  * <p>Strict both ways: encoding rejects unpaired surrogates instead of silently writing {@code '?'}, and decoding
  * rejects malformed input (bad lead/continuation bytes, overlong forms, encoded surrogates, truncated sequences)
- * instead of substituting U+FFFD. The encoder writes straight into the destination without an intermediate array.
+ * instead of substituting U+FFFD. Neither direction allocates beyond the decoded {@code String}: both use per-thread
+ * scratch arrays (kept up to 64 KiB).
  */
 final class Utf8Codec implements Codec<String> {
     static final Utf8Codec INSTANCE = new Utf8Codec();
@@ -70,26 +71,30 @@ final class Utf8Codec implements Codec<String> {
             buffer.putStringWithoutLengthAscii(offset, value);
             return;
         }
-        int position = offset;
+        // Multi-byte: build the bytes in the per-thread scratch array (plain array stores the JIT can check once)
+        // and copy them with one bounds-checked putBytes, rather than one checked putByte per output byte.
+        final byte[] bytes = SCRATCH.get().bytes(byteCount);
+        int position = 0;
         for (int i = 0; i < charCount; i++) {
             final char c = value.charAt(i);
             if (c < 0x80) {
-                buffer.putByte(position++, (byte) c);
+                bytes[position++] = (byte) c;
             } else if (c < 0x800) {
-                buffer.putByte(position++, (byte) (0xC0 | (c >> 6)));
-                buffer.putByte(position++, (byte) (0x80 | (c & 0x3F)));
+                bytes[position++] = (byte) (0xC0 | (c >> 6));
+                bytes[position++] = (byte) (0x80 | (c & 0x3F));
             } else if (Character.isHighSurrogate(c)) {
                 final int codePoint = Character.toCodePoint(c, value.charAt(++i));
-                buffer.putByte(position++, (byte) (0xF0 | (codePoint >> 18)));
-                buffer.putByte(position++, (byte) (0x80 | ((codePoint >> 12) & 0x3F)));
-                buffer.putByte(position++, (byte) (0x80 | ((codePoint >> 6) & 0x3F)));
-                buffer.putByte(position++, (byte) (0x80 | (codePoint & 0x3F)));
+                bytes[position++] = (byte) (0xF0 | (codePoint >> 18));
+                bytes[position++] = (byte) (0x80 | ((codePoint >> 12) & 0x3F));
+                bytes[position++] = (byte) (0x80 | ((codePoint >> 6) & 0x3F));
+                bytes[position++] = (byte) (0x80 | (codePoint & 0x3F));
             } else {
-                buffer.putByte(position++, (byte) (0xE0 | (c >> 12)));
-                buffer.putByte(position++, (byte) (0x80 | ((c >> 6) & 0x3F)));
-                buffer.putByte(position++, (byte) (0x80 | (c & 0x3F)));
+                bytes[position++] = (byte) (0xE0 | (c >> 12));
+                bytes[position++] = (byte) (0x80 | ((c >> 6) & 0x3F));
+                bytes[position++] = (byte) (0x80 | (c & 0x3F));
             }
         }
+        buffer.putBytes(offset, bytes, 0, byteCount);
     }
 
     @Override

@@ -10,17 +10,21 @@ import org.agrona.concurrent.UnsafeBuffer;
  * {@code codecs/README.md}.
  */
 public final class CodecsBenchmark {
-    private static final int ROUNDS = 5;
+    private static final int ROUNDS = 10;
     private static final int OPS_PER_ROUND = 2_000_000;
     private static volatile Object sink;
 
     private CodecsBenchmark() {
     }
 
+    private static String filter = "";
+
     /**
-     * @param args ignored
+     * @param args optional: only run rows whose label contains {@code args[0]} (one codec per JVM avoids a
+     *             megamorphic call site and lets the JIT settle on it alone)
      */
     public static void main(final String[] args) {
+        filter = args.length > 0 ? args[0] : "";
         System.out.printf(Locale.ROOT, "%-28s %12s %12s %8s%n", "codec / value", "encode ns", "decode ns", "bytes");
         run("sbe-md-quote", MarketDataCodecs.quote(), MarketDataCodecsTest.QUOTE);
         run("sbe-md-trade", MarketDataCodecs.trade(), MarketDataCodecsTest.TRADE);
@@ -32,6 +36,9 @@ public final class CodecsBenchmark {
     }
 
     private static <T> void run(final String label, final Codec<T> codec, final T value) {
+        if (!label.contains(filter)) {
+            return;
+        }
         final int length = codec.encodedLength(value);
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length + 64]);
         double bestEncodeNs = Double.MAX_VALUE;
