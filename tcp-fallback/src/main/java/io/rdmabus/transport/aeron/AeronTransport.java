@@ -58,7 +58,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class AeronTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(AeronTransport.class);
-    private static final long COMMAND_TIMEOUT_MS = 5_000;
+    private static final long COMMAND_TIMEOUT_MS = 15_000;
     private static final long CLOSE_DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(2);
     private static final long AERON_CLIENT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
 
@@ -194,7 +194,12 @@ public final class AeronTransport implements Transport {
         final AtomicInteger count = new AtomicInteger();
         return runnable -> {
             final int n = count.getAndIncrement();
-            final Thread t = new Thread(runnable, n == 0 ? threadName : threadName + "-" + n);
+            final String threadNameN = n == 0 ? threadName : threadName + "-" + n;
+            // AgentRunner renames the thread after the factory made it: take the name back when the thread starts
+            final Thread t = new Thread(() -> {
+                Thread.currentThread().setName(threadNameN);
+                runnable.run();
+            }, threadNameN);
             t.setDaemon(true);
             return t;
         };
@@ -301,7 +306,7 @@ public final class AeronTransport implements Transport {
         final int streamId = config.streamId(topic.topicId());
         final ExclusivePublication publication;
         try {
-            publication = aeron.addExclusivePublication(channel, streamId);
+            publication = onAgent(() -> aeron.addExclusivePublication(channel, streamId));
         } catch (final AeronException ex) {
             throw new TransportException(name + ": cannot publish topic '" + topic.name() + "' on " + channel + " stream " + streamId
                 + ": " + ex.getMessage() + hint(ex), ex);
@@ -342,7 +347,7 @@ public final class AeronTransport implements Transport {
         final List<Subscription> aeronSubscriptions = new ArrayList<>();
         try {
             for (final String channel : channels) {
-                aeronSubscriptions.add(aeron.addSubscription(channel, streamId));
+                aeronSubscriptions.add(onAgent(() -> aeron.addSubscription(channel, streamId)));
             }
         } catch (final AeronException ex) {
             aeronSubscriptions.forEach(CloseHelper::quietClose);
@@ -355,17 +360,62 @@ public final class AeronTransport implements Transport {
         return subscription;
     }
 
+    /**
+     * Runs an Aeron control operation on the receive agent thread and waits for it without being interruptible (an
+     * interrupt is kept and re-asserted afterwards), because an interrupt inside the Aeron client's wait for the
+     * driver terminates the client for good.
+     */
+    private <T> T onAgent(final java.util.function.Supplier<T> operation) {
+        if (receiveRunner == null || receiveRunner.isClosed() || receiveAgent.isAgentThread()) {
+            return operation.get();
+        }
+        final java.util.concurrent.CompletableFuture<T> done = receiveAgent.call(operation);
+        boolean interrupted = false;
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_TIMEOUT_MS);
+        try {
+            while (true) {
+                try {
+                    return done.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (final InterruptedException ex) {
+                    interrupted = true;
+                } catch (final ExecutionException ex) {
+                    if (ex.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new TransportException(name + ": control operation failed: " + ex.getCause(), ex.getCause());
+                } catch (final TimeoutException ex) {
+                    throw new TransportException(name + ": the receive agent did not run a control operation in time (is the "
+                        + "media driver alive?)", ex);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private void await(final java.util.concurrent.CompletableFuture<Void> done, final String what) {
         if (receiveRunner == null || receiveRunner.isClosed()) {
             return;
         }
+        boolean interrupted = false;
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_TIMEOUT_MS);
         try {
-            done.get(COMMAND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new TransportException(name + ": interrupted during " + what, ex);
-        } catch (final ExecutionException | TimeoutException ex) {
-            throw new TransportException(name + ": receive agent did not " + what + " within " + COMMAND_TIMEOUT_MS + " ms", ex);
+            while (true) {
+                try {
+                    done.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return;
+                } catch (final InterruptedException ex) {
+                    interrupted = true; // finish the command: the agent's subscription list must match what the caller sees
+                } catch (final ExecutionException | TimeoutException ex) {
+                    throw new TransportException(name + ": receive agent did not " + what + " within " + COMMAND_TIMEOUT_MS + " ms", ex);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package io.rdmabus.transport.aeron;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -63,16 +64,46 @@ final class ReceiveAgent implements Agent {
         return submit(() -> subscriptions.remove(subscription));
     }
 
+    /**
+     * Runs a control operation (an Aeron add, which waits for the media driver) on the agent thread. The Aeron client
+     * treats an interrupt during such a wait as fatal for the whole client, and user threads get interrupted (Reactor
+     * cancels tasks with an interrupt); the agent thread is never interrupted while running, so the client survives.
+     *
+     * @param operation the operation
+     * @param <T>       its result type
+     * @return completes with its result or its exception
+     */
+    <T> CompletableFuture<T> call(final Supplier<T> operation) {
+        final CompletableFuture<T> done = new CompletableFuture<>();
+        offer(() -> {
+            try {
+                done.complete(operation.get());
+            } catch (final RuntimeException | Error ex) {
+                done.completeExceptionally(ex);
+            }
+        });
+        return done;
+    }
+
+    /** @return whether the caller is the agent thread */
+    boolean isAgentThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    private void offer(final Runnable command) {
+        while (!commands.offer(command)) {
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
     private CompletableFuture<Void> submit(final Runnable action) {
         final CompletableFuture<Void> done = new CompletableFuture<>();
         final Runnable command = () -> {
             action.run();
             done.complete(null);
         };
-        while (!commands.offer(command)) {
-            Thread.onSpinWait();
-            Thread.yield();
-        }
+        offer(command);
         return done;
     }
 
