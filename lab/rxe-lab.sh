@@ -87,14 +87,20 @@ for i in $(seq 1 "$GUESTS"); do IPS="$IPS 10.77.0.$((10 + i))"; done
 IPS=${IPS# }
 
 QEMU_PIDS=()
+# Stops the guests' QEMUs still running: only a pid whose QEMU has not ended (no rc file)
+# and that still is a QEMU, so a recycled pid is never hit.
+kill_guests() {
+  local i pid
+  for i in $(seq 1 "$GUESTS"); do
+    [ -f "$CTL/qemu$i.rc" ] && continue
+    pid=$(cat "$CTL/qemu$i.pid" 2>/dev/null || true)
+    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = qemu-system-x86 ] && kill "$pid" 2>/dev/null || true
+  done
+}
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  for pidfile in "$CTL"/qemu*.pid; do
-    [ -f "$pidfile" ] || continue
-    pid=$(cat "$pidfile" 2>/dev/null || true)
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-  done
+  kill_guests
   for pid in "${QEMU_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   ip netns del "$NS" 2>/dev/null || true
   rm -rf "$CTL"
@@ -141,7 +147,7 @@ for i in $(seq 1 "$GUESTS"); do
       -smp "$CPUS" -m "$MEM_MB" -nodefaults -no-user-config -display none -monitor none \
       -serial stdio -no-reboot -pidfile "$CTL/qemu$i.pid" \
       -kernel "$RXE_LAB_KERNEL" -initrd "$RXE_LAB_INITRD" \
-      -append "console=ttyS0 quiet loglevel=1 panic=-1 lab_init=$LAB_DIR/guest-init.sh lab_ctl=$CTL/guest$i.env" \
+      -append "console=ttyS0 quiet loglevel=1 panic=-1 no_timer_check lab_init=$LAB_DIR/guest-init.sh lab_ctl=$CTL/guest$i.env" \
       -fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
       -device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
       -fsdev local,id=out,path="$gout",security_model=none \
@@ -156,8 +162,27 @@ for i in $(seq 1 "$GUESTS"); do
   QEMU_PIDS+=($!)
 done
 
+# A guest whose QEMU ended without an exit code (kernel panic, init failure) dooms the run:
+# stop the others now instead of letting them wait for it until the timeout.
+aborted=0
+while :; do
+  running=0
+  for i in $(seq 1 "$GUESTS"); do
+    if [ ! -f "$CTL/qemu$i.rc" ]; then
+      running=1
+    elif [ "$aborted" = 0 ] && [ ! -s "$OUT/guest$i/exit-code" ]; then
+      aborted=1
+      echo "rxe-lab: guest$i stopped without a result (qemu exit $(cat "$CTL/qemu$i.rc")); stopping the other guests"
+      kill_guests
+
+    fi
+  done
+  [ "$running" = 1 ] || break
+  sleep 1
+done
 for pid in "${QEMU_PIDS[@]}"; do wait "$pid" || true; done
 QEMU_PIDS=()
+
 elapsed_ms=$(( $(date +%s%N) / 1000000 - start_ms ))
 elapsed=$(printf '%d.%03d' $((elapsed_ms / 1000)) $((elapsed_ms % 1000)))
 
