@@ -128,6 +128,15 @@ class MarketDataCodecsTest {
     }
 
     @Test
+    void theSchemaShipsOnTheClassPathForOtherSbeConsumers() throws java.io.IOException {
+        try (java.io.InputStream in = MarketDataCodecs.class.getResourceAsStream("/sbe/market-data.xml")) {
+            assertTrue(in != null, "sbe/market-data.xml is not on the class path");
+            final String schema = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertContains(schema, "id=\"" + MarketDataCodecs.SCHEMA_ID + "\"", "version=\"" + MarketDataCodecs.SCHEMA_VERSION + "\"");
+        }
+    }
+
+    @Test
     void everyTruncationIsACodecExceptionSayingWhatWasNeeded() {
         for (final MarketDataEvent event : List.of(QUOTE, TRADE, BOOK)) {
             final byte[] wire = encode(event);
