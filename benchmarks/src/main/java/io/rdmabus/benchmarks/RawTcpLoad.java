@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 
@@ -20,8 +19,8 @@ import reactor.netty.tcp.TcpServer;
 
 /**
  * Plain reactor-netty TCP on loopback, no bus: 4-byte length-prefixed frames, one event-loop thread (the bus's TCP
- * transport default), {@code send(Publisher)} for one-way streams (writability back-pressure), a server that counts
- * or echoes.
+ * transport default), {@code send(Publisher)} for one-way streams (writability back-pressure, flushed per batch, one
+ * pooled buffer per frame), a server that counts or echoes.
  */
 final class RawTcpLoad implements Load {
     private static final int MAX_FRAME = 16 * 1024 * 1024;
@@ -50,21 +49,25 @@ final class RawTcpLoad implements Load {
         return "raw/reactor-netty-tcp";
     }
 
-    private Connection connect(final int port) {
-        return TcpClient.create().host("127.0.0.1").port(port).runOn(loops)
-            .doOnConnected(c -> c.addHandlerLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4, 0, 4)).addHandlerLast(new LengthFieldPrepender(4)))
-            .connectNow(Duration.ofSeconds(10));
+    private Connection connect(final int port, final boolean framing) {
+        TcpClient client = TcpClient.create().host("127.0.0.1").port(port).runOn(loops);
+        if (framing) {
+            client = client.doOnConnected(c -> c.addHandlerLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4, 0, 4))
+                .addHandlerLast(new LengthFieldPrepender(4)));
+        }
+        return client.connectNow(Duration.ofSeconds(10));
     }
 
     @Override
     public long oneWay(final int messages, final int sizeBytes) {
         received.set(0);
-        final Connection connection = connect(countServer.port());
+        final Connection connection = connect(countServer.port(), false);
         try {
             final byte[] payload = new byte[sizeBytes];
             final long startNs = System.nanoTime();
-            connection.outbound().send(Flux.range(0, messages).map(i -> Unpooled.wrappedBuffer(payload))).then()
-                .block(Duration.ofNanos(TIMEOUT_NS));
+            // one pooled buffer per frame, length prefix and payload together (what a careful hand-written sender does)
+            connection.outbound().send(Flux.range(0, messages).map(i -> connection.channel().alloc().buffer(4 + sizeBytes).writeInt(sizeBytes)
+                .writeBytes(payload))).then().block(Duration.ofNanos(TIMEOUT_NS));
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (received.get() < messages) {
                 Load.checkDeadline(deadlineNs, "raw tcp delivery");
@@ -78,7 +81,7 @@ final class RawTcpLoad implements Load {
 
     @Override
     public Histogram pingPong(final int pings, final int sizeBytes) {
-        final Connection connection = connect(echoServer.port());
+        final Connection connection = connect(echoServer.port(), true);
         final AtomicLong lastSeq = new AtomicLong(-1);
         connection.inbound().receive().subscribe(b -> lastSeq.lazySet(b.getLongLE(b.readerIndex())));
         try {

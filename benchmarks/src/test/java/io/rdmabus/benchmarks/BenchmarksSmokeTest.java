@@ -47,6 +47,8 @@ class BenchmarksSmokeTest {
         assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 2 |")), "fan-out with 2 subscribers: " + harness.rows());
         assertTrue(harness.latencies().containsKey("bus/aeron-ipc"), harness.latencies().keySet().toString());
         assertTrue(harness.latencies().containsKey("raw/aeron-ipc"), harness.latencies().keySet().toString());
+        assertTrue(harness.latencies().containsKey("bus/tcp"), "the bus over TCP ran: " + harness.rows());
+        assertTrue(harness.latencies().containsKey("raw/reactor-netty-tcp"), harness.latencies().keySet().toString());
         harness.latencies().values().forEach(h -> assertEquals(50, h.getTotalCount()));
         assertTrue(ImageIO.read(png).getWidth() > 0, "a readable PNG");
     }

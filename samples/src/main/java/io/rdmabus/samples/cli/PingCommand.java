@@ -54,6 +54,7 @@ final class PingCommand implements Callable<Integer> {
     int timeoutS;
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+    private long resent;
 
     PingCommand() {
     }
@@ -150,6 +151,9 @@ final class PingCommand implements Callable<Integer> {
                     if (sentNs == 0 || nowNs - sentNs > RESEND_AFTER_NS) { // first send, or the pong end was not there yet
                         writeLong(payload, 0, nowNs);
                         if (ping.offer(payload) == PublishStatus.OK) {
+                            if (sentNs != 0) {
+                                resent++; // reported: on a reliable topic this should only happen before the pong end is up
+                            }
                             sentNs = nowNs;
                         }
                     }
@@ -173,10 +177,11 @@ final class PingCommand implements Callable<Integer> {
     }
 
     private boolean report(final PrintWriter out, final Histogram rtt) {
-        out.printf("%,d round trips of %d bytes: rtt p50 %s p90 %s p99 %s p99.9 %s max %s%n", rtt.getTotalCount(), sizeBytes,
+        out.printf("%,d round trips of %d bytes: rtt p50 %s p90 %s p99 %s p99.9 %s max %s (pings resent after 1 s without pong: %d)%n",
+            rtt.getTotalCount(), sizeBytes,
             LatencyMeter.micros(rtt.getValueAtPercentile(50)), LatencyMeter.micros(rtt.getValueAtPercentile(90)),
             LatencyMeter.micros(rtt.getValueAtPercentile(99)), LatencyMeter.micros(rtt.getValueAtPercentile(99.9)),
-            LatencyMeter.micros(rtt.getMaxValue()));
+            LatencyMeter.micros(rtt.getMaxValue()), resent);
         out.flush();
         return rtt.getTotalCount() == count;
     }
