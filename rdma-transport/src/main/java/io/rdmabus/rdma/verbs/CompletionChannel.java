@@ -38,16 +38,20 @@ public final class CompletionChannel extends NativeResource {
      * Waits for the next completion event and acknowledges it. The CQ must be re-armed with
      * {@link CompletionQueue#requestNotify} and then polled.
      *
+     * @param expected the CQ armed on this channel (one CQ per channel in this wrapper)
      * @return the CQ that fired, or null on timeout
      */
     public synchronized CompletionQueue awaitEvent(long timeoutMs, CompletionQueue expected) {
         checkOpen();
+        if (expected == null || expected.channel() != this) {
+            throw new IllegalArgumentException("awaitEvent needs the CompletionQueue created with this channel");
+        }
         if (!Native.pollReadable(fd, timeoutMs)) {
             return null;
         }
         Native.callInt("ibv_get_cq_event", GET_EVENT, channel, cqOut, ctxOut);
         MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
-        if (expected != null && cq.address() == expected.segment().address()) {
+        if (cq.address() == expected.segment().address()) {
             expected.ackEvents(1);
             return expected;
         }
