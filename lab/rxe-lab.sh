@@ -109,7 +109,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "rxe-lab: interrupted" >&2; exit 130' INT TERM
 
-ip netns add "$NS"
+ip netns add "$NS" || skip "cannot create network namespace $NS (no CAP_SYS_ADMIN here?)"
+
 ip -n "$NS" link set lo up
 ip -n "$NS" link add br0 type bridge
 ip -n "$NS" link set br0 up
