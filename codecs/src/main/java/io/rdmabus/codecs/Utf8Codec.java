@@ -48,8 +48,7 @@ final class Utf8Codec implements Codec<String> {
                     byteCount += 4;
                     i++;
                 } else {
-                    throw new CodecException(NAME + ": cannot encode an unpaired UTF-16 surrogate 0x"
-                        + Integer.toHexString(c) + " at char index " + i + " of a string of length " + charCount);
+                    throw unpairedSurrogate(c, i, charCount);
                 }
             } else {
                 byteCount += 3;
@@ -63,17 +62,22 @@ final class Utf8Codec implements Codec<String> {
 
     @Override
     public void encode(final String value, final MutableDirectBuffer buffer, final int offset) {
-        final int byteCount = encodedLength(value); // also validates surrogate pairs before anything is written
-        Bounds.checkEncodeRange(NAME, buffer, offset, byteCount);
+        Bounds.requireValue(NAME, value, " (use \"\" for an empty string)");
         final int charCount = value.length();
-        if (byteCount == charCount) {
-            // All ASCII (every other char takes 2+ bytes): one bounds check and a tight loop inside Agrona.
-            buffer.putStringWithoutLengthAscii(offset, value);
-            return;
-        }
-        // Multi-byte: build the bytes in the per-thread scratch array (plain array stores the JIT can check once)
-        // and copy them with one bounds-checked putBytes, rather than one checked putByte per output byte.
-        final byte[] bytes = SCRATCH.get().bytes(byteCount);
+        // One pass: each UTF-16 unit becomes at most 3 bytes (a surrogate pair, 2 units, becomes 4), so a scratch
+        // array of 3 bytes per char always suffices. Bytes are built there with plain array stores and copied with
+        // one bounds-checked putBytes; a string that turns out invalid leaves the destination untouched.
+        final byte[] bytes = charCount <= MAX_RETAINED_SCRATCH_BYTES / 3
+            ? SCRATCH.get().bytes(3 * charCount)
+            : new byte[encodedLength(value)]; // huge: size exactly rather than reserve 3x
+        final int byteCount = writeUtf8(value, bytes);
+        Bounds.checkEncodeRange(NAME, buffer, offset, byteCount);
+        buffer.putBytes(offset, bytes, 0, byteCount);
+    }
+
+    /** Writes {@code value} as UTF-8 into {@code bytes}, which has room; rejects unpaired surrogates. */
+    private static int writeUtf8(final String value, final byte[] bytes) {
+        final int charCount = value.length();
         int position = 0;
         for (int i = 0; i < charCount; i++) {
             final char c = value.charAt(i);
@@ -82,7 +86,10 @@ final class Utf8Codec implements Codec<String> {
             } else if (c < 0x800) {
                 bytes[position++] = (byte) (0xC0 | (c >> 6));
                 bytes[position++] = (byte) (0x80 | (c & 0x3F));
-            } else if (Character.isHighSurrogate(c)) {
+            } else if (Character.isSurrogate(c)) {
+                if (!Character.isHighSurrogate(c) || i + 1 >= charCount || !Character.isLowSurrogate(value.charAt(i + 1))) {
+                    throw unpairedSurrogate(c, i, charCount);
+                }
                 final int codePoint = Character.toCodePoint(c, value.charAt(++i));
                 bytes[position++] = (byte) (0xF0 | (codePoint >> 18));
                 bytes[position++] = (byte) (0x80 | ((codePoint >> 12) & 0x3F));
@@ -94,7 +101,12 @@ final class Utf8Codec implements Codec<String> {
                 bytes[position++] = (byte) (0x80 | (c & 0x3F));
             }
         }
-        buffer.putBytes(offset, bytes, 0, byteCount);
+        return position;
+    }
+
+    private static CodecException unpairedSurrogate(final char c, final int index, final int charCount) {
+        return new CodecException(NAME + ": cannot encode an unpaired UTF-16 surrogate 0x"
+            + Integer.toHexString(c) + " at char index " + index + " of a string of length " + charCount);
     }
 
     @Override
