@@ -11,6 +11,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -19,6 +23,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class RdmaFixture implements TckFixture {
     private static final int PORT_BASE = 17800;
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "rdma-fixture-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
     private final AtomicInteger nextPort = new AtomicInteger(PORT_BASE);
     private final List<RdmaTransport> transports = new ArrayList<>();
     private final Map<String, String> extra;
@@ -59,9 +68,27 @@ final class RdmaFixture implements TckFixture {
     @Override
     public Bus newBus(final String busName) {
         RdmaTransport t = newTransport();
-        Bus bus = Bus.builder().name(busName).transport(t).discovery(seeds()).idleStrategy("backoff").build();
-        register(t);
-        return bus;
+        ScheduledFuture<?> dump = WATCHDOG.schedule(() -> dumpThreads("newBus(" + busName + ") still running after 20 s"), 20,
+                TimeUnit.SECONDS);
+        try {
+            Bus bus = Bus.builder().name(busName).transport(t).discovery(seeds()).idleStrategy("backoff").build();
+            register(t);
+            return bus;
+        } finally {
+            dump.cancel(false);
+        }
+    }
+
+    /** Prints every thread's stack to stderr: the only way to see a hang inside the guest lab. */
+    static void dumpThreads(final String why) {
+        StringBuilder sb = new StringBuilder("=== thread dump: ").append(why).append('\n');
+        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            sb.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
+            for (StackTraceElement el : e.getValue()) {
+                sb.append("    at ").append(el).append('\n');
+            }
+        }
+        System.err.println(sb);
     }
 
     @Override
