@@ -193,10 +193,8 @@ public final class MarketDataSample implements Callable<Integer> {
                 out.printf("[%3ds] waiting for %d subscriber(s) to connect%n", second, ready.getCount());
                 continue;
             }
-            // take every figure first, then print: printing is slow on a busy machine and would skew the comparison
-            final long q = feed.quotesSent();
-            final long d = feed.quotesDropped();
-            final long t = feed.tradesSent();
+            // take every figure first, then print (printing is slow on a busy machine); subscribers before the feed, so a
+            // subscriber's count never looks ahead of what the feed reports as sent
             final List<String> lines = new ArrayList<>();
             for (final MarketDataSubscriber s : subscribers) {
                 final LatencyMeter.Interval qi = s.quotes().interval();
@@ -207,6 +205,9 @@ public final class MarketDataSample implements Callable<Integer> {
                     qs == null ? 0 : qs.gapMessages(), qs == null ? 0 : qs.droppedBySubscriber(), LatencyMeter.percentiles(qi.latencyNs()),
                     LatencyMeter.percentiles(ti.latencyNs())));
             }
+            final long q = feed.quotesSent();
+            final long d = feed.quotesDropped();
+            final long t = feed.tradesSent();
             out.printf("[%3ds] feed      quotes %,9d/s (refused %,d)  trades %,7d/s%n", second, q - lastQuotes, d - lastDropped, t - lastTrades);
             lines.forEach(out::println);
             lastQuotes = q;
