@@ -66,6 +66,8 @@ public final class AeronTransport implements Transport {
     private final String name;
     private final List<AeronPublication> publications = new CopyOnWriteArrayList<>();
     private final List<AeronSubscription> subscriptions = new CopyOnWriteArrayList<>();
+    /** UDP publications closed while the embedded driver may still be sending them: {registrationId, final position}. */
+    private final List<long[]> lingering = new CopyOnWriteArrayList<>();
     private TransportContext context;
     private MediaDriver driver;
     private String aeronDir;
@@ -422,7 +424,18 @@ public final class AeronTransport implements Transport {
     void onPublicationClosed(final AeronPublication publication) {
         publications.remove(publication);
         if (!closed) {
-            CloseHelper.quietClose(publication.aeronPublication());
+            final ExclusivePublication p = publication.aeronPublication();
+            if (driver != null && config.medium() == AeronMedium.UDP && !p.isClosed() && p.isConnected()) {
+                if (lingering.size() >= 64) { // forget the ones already sent (or gone from the driver)
+                    final CountersReader counters = aeron.countersReader();
+                    lingering.removeIf(t -> {
+                        final long sent = senderPosition(counters, t[0]);
+                        return sent < 0 || sent >= t[1];
+                    });
+                }
+                lingering.add(new long[] {p.registrationId(), p.position()}); // close() waits for these before the driver stops
+            }
+            CloseHelper.quietClose(p);
         }
     }
 
@@ -462,25 +475,31 @@ public final class AeronTransport implements Transport {
      * until each open UDP publication's sender position reaches its publisher position.
      */
     private void awaitSent() {
-        if (aeron == null || config.medium() != AeronMedium.UDP || publications.isEmpty()) {
+        if (aeron == null || config.medium() != AeronMedium.UDP) {
+            return;
+        }
+        final List<long[]> targets = new ArrayList<>(lingering);
+        for (final AeronPublication publication : publications) {
+            final ExclusivePublication p = publication.aeronPublication();
+            if (!p.isClosed() && p.isConnected()) {
+                targets.add(new long[] {p.registrationId(), p.position()});
+            }
+        }
+        if (targets.isEmpty()) {
             return;
         }
         final CountersReader counters = aeron.countersReader();
         final long deadlineNs = System.nanoTime() + CLOSE_DRAIN_TIMEOUT_NS;
-        for (final AeronPublication publication : publications) {
-            final ExclusivePublication p = publication.aeronPublication();
-            if (p.isClosed() || !p.isConnected()) {
-                continue;
-            }
-            final long target = p.position();
+        for (final long[] target : targets) {
             while (System.nanoTime() < deadlineNs) {
-                final long sent = senderPosition(counters, p.registrationId());
-                if (sent < 0 || sent >= target) {
-                    break;
+                final long sent = senderPosition(counters, target[0]);
+                if (sent < 0 || sent >= target[1]) {
+                    break; // sent, or the driver already dropped the publication (drained and lingered out)
                 }
                 sleepMs(1);
             }
         }
+        lingering.clear();
     }
 
     private static long senderPosition(final CountersReader counters, final long registrationId) {

@@ -87,6 +87,10 @@ public record AeronTransportConfig(AeronMedium medium, String aeronDir, boolean 
             if (!channel.startsWith(prefix)) {
                 throw bad(medium, CHANNEL, channel, "an " + medium.factoryName() + " channel starts with '" + prefix + "'");
             }
+            if (channel.contains("?mtu=") || channel.contains("|mtu=")) {
+                // the frame size the bus is told (capabilities) derives from the 'mtu' property
+                throw bad(medium, CHANNEL, channel, "set the MTU with the '" + MTU + "' property, not inside the channel");
+            }
         }
         final String endpoint = p.getOrDefault(ENDPOINT, DEFAULT_ENDPOINT);
         checkHostPort(medium, ENDPOINT, endpoint);

@@ -78,6 +78,7 @@ class AeronTransportTest {
             Map.of("multicast.group", "10.0.0.1:4000"), "multicast",
             Map.of("term.length", "100000"), "power of two",
             Map.of("channel", "aeron:ipc"), "aeron:udp",
+            Map.of("channel", "aeron:udp?endpoint=239.1.1.1:4000|mtu=8192"), "'mtu' property",
             Map.of("stream.id.base", "x"), "integer");
         cases.forEach((props, hint) -> {
             final var ex = assertThrows(BusConfigurationException.class, () -> new AeronUdpTransportFactory().create(props), props::toString);
@@ -222,6 +223,25 @@ class AeronTransportTest {
             assertEquals(expected, values.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         }
         probe.close();
+    }
+
+    /** The publisher's embedded driver stops with its bus: what the bus committed before close must still arrive. */
+    @Test
+    void closingThePublishingBusRightAfterPublishingLosesNothing() throws Exception {
+        final String pubEndpoint = "127.0.0.1:" + AeronTestSupport.freeUdpPort();
+        final var seeds = new StaticSeedDiscovery(Map.of("aeron-udp", List.of(pubEndpoint)));
+        final Topic<String> topic = Topic.of("close-flush", Codecs.utf8(), Delivery.RELIABLE);
+        final int n = 10_000;
+        try (Bus sub = Bus.builder().name("f-sub").transport("aeron-udp").discovery(seeds)
+                 .transportProperty("endpoint", "127.0.0.1:" + AeronTestSupport.freeUdpPort()).build()) {
+            // a slow subscriber keeps the publisher's sender behind: at close, committed frames wait in its term buffer
+            final var values = sub.subscribe(topic, io.rdmabus.SubscribeOptions.<String>defaults().withRingSize(16)).take(n)
+                .doOnNext(v -> java.util.concurrent.locks.LockSupport.parkNanos(50_000)).collectList().toFuture();
+            final Bus pub = Bus.builder().name("f-pub").transport("aeron-udp").transportProperty("endpoint", pubEndpoint).build();
+            pub.publish(topic, Flux.range(0, n).map(i -> "m" + i)).block(WAIT);
+            pub.close(); // right away: frames still in the publisher's term buffer must go out first
+            assertEquals(IntStream.range(0, n).mapToObj(i -> "m" + i).toList(), values.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        }
     }
 
     static MediaDriver launchDriver(final String tag) {
