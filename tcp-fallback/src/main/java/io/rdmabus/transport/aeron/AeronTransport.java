@@ -126,6 +126,9 @@ public final class AeronTransport implements Transport {
                 driver = MediaDriver.launchEmbedded(driverContext(ctx, aeronDir));
             } else {
                 aeronDir = config.aeronDir();
+                if (config.dedicatedThreads()) {
+                    LOG.warn("bus {}: {} ignores driver.threading=dedicated: aeron.dir selects an external driver, configured on its own", bus, name);
+                }
                 if (!new File(aeronDir, "cnc.dat").exists()) {
                     throw new TransportException(name + ": no media driver at aeron.dir '" + aeronDir
                         + "' (no cnc.dat): start one there, or remove aeron.dir to embed a driver per bus");

@@ -97,8 +97,13 @@ public record AeronTransportConfig(AeronMedium medium, String aeronDir, boolean 
         final String group = blankToNull(p.get(MULTICAST_GROUP));
         if (group != null) {
             checkHostPort(medium, MULTICAST_GROUP, group);
-            if (!isMulticastAddress(group.substring(0, group.lastIndexOf(':')))) {
+            final String address = group.substring(0, group.lastIndexOf(':'));
+            if (!isMulticastAddress(address)) {
                 throw bad(medium, MULTICAST_GROUP, group, "the address must be IPv4 multicast (224.0.0.0 to 239.255.255.255), e.g. 239.255.0.1:40460");
+            }
+            if ((Integer.parseInt(address.substring(address.lastIndexOf('.') + 1)) & 1) == 0) {
+                throw bad(medium, MULTICAST_GROUP, group, "Aeron sends data to an odd address and uses the next (even) one for control: "
+                    + "make the last byte odd, e.g. 239.255.0.1");
             }
         }
         if (medium == AeronMedium.IPC) {
@@ -142,6 +147,12 @@ public record AeronTransportConfig(AeronMedium medium, String aeronDir, boolean 
         }
         try {
             final int first = Integer.parseInt(parts[0]);
+            for (final String part : parts) {
+                final int b = Integer.parseInt(part);
+                if (b < 0 || b > 255) {
+                    return false;
+                }
+            }
             return first >= 224 && first <= 239;
         } catch (final NumberFormatException ex) {
             return false;

@@ -51,7 +51,7 @@ final class AeronTckFixture implements TckFixture {
                 endpoints.add("127.0.0.1:" + AeronTestSupport.freeUdpPort());
             }
         }
-        this.multicastGroup = mode == Mode.UDP_MULTICAST ? "239.255.90." + (1 + (int) (ProcessHandle.current().pid() % 250)) + ":"
+        this.multicastGroup = mode == Mode.UDP_MULTICAST ? "239.255.90." + (1 + 2 * (int) (ProcessHandle.current().pid() % 120)) + ":"
             + AeronTestSupport.freeUdpPort() : null;
         this.sharedDriver = mode == Mode.IPC ? MediaDriver.launchEmbedded(new MediaDriver.Context()
             .aeronDirectoryName(CommonContext.getAeronDirectoryName() + "-rdma-bus-tck-ipc-" + ProcessHandle.current().pid())

@@ -80,6 +80,9 @@ class AeronTransportTest {
             Map.of("channel", "aeron:ipc"), "aeron:udp",
             Map.of("channel", "aeron:udp?endpoint=239.1.1.1:4000|mtu=8192"), "'mtu' property",
             Map.of("stream.id.base", "x"), "integer");
+        final var even = assertThrows(BusConfigurationException.class,
+            () -> new AeronUdpTransportFactory().create(Map.of("multicast.group", "239.255.0.2:4000")));
+        assertTrue(even.getMessage().contains("odd"), even.getMessage());
         cases.forEach((props, hint) -> {
             final var ex = assertThrows(BusConfigurationException.class, () -> new AeronUdpTransportFactory().create(props), props::toString);
             assertTrue(ex.getMessage().contains(hint), props + " -> " + ex.getMessage());
