@@ -228,6 +228,19 @@ class AeronTransportTest {
         probe.close();
     }
 
+    /** Two media drivers cannot bind one control endpoint: the second publisher fails with what to change. */
+    @Test
+    void secondPublisherOnTheSameControlEndpointFailsWithAHint() {
+        final String endpoint = "127.0.0.1:" + AeronTestSupport.freeUdpPort();
+        final Topic<String> topic = Topic.of("clash", Codecs.utf8(), Delivery.RELIABLE);
+        try (Bus first = Bus.builder().name("clash-a").transport("aeron-udp").transportProperty("endpoint", endpoint).build();
+             Bus second = Bus.builder().name("clash-b").transport("aeron-udp").transportProperty("endpoint", endpoint).build()) {
+            first.publication(topic);
+            final var ex = assertThrows(TransportException.class, () -> second.publication(topic));
+            assertTrue(ex.getMessage().contains(endpoint) && ex.getMessage().contains("give each node its own 'endpoint'"), ex.getMessage());
+        }
+    }
+
     /** The publisher's embedded driver stops with its bus: what the bus committed before close must still arrive. */
     @Test
     void closingThePublishingBusRightAfterPublishingLosesNothing() throws Exception {
