@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /** The bus over one transport: publications encode in place, subscriptions go through a ring into a {@code Flux}. */
 public final class DefaultBus implements Bus {
@@ -42,6 +44,8 @@ public final class DefaultBus implements Bus {
     private final Supplier<IdleStrategy> idleStrategies;
     private final DeliveryAgent deliveryAgent;
     private final AgentRunner deliveryRunner;
+    /** Emits for drop-oldest/conflating subscriptions, so their slow subscribers never stop the ring being drained. */
+    private final Scheduler emitScheduler;
     private final List<SubscriptionChannel<?>> channels = new CopyOnWriteArrayList<>();
     private final List<DefaultPublication<?>> publications = new CopyOnWriteArrayList<>();
     private final Map<Integer, String> topicNamesById = new ConcurrentHashMap<>();
@@ -64,6 +68,7 @@ public final class DefaultBus implements Bus {
         this.deliveryAgent = new DeliveryAgent(name);
         this.deliveryRunner = new AgentRunner(idleStrategies.get(), this::onAgentError, null, deliveryAgent);
         AgentRunner.startOnThread(deliveryRunner);
+        this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
     }
 
     private void onAgentError(final Throwable error) {
@@ -99,7 +104,10 @@ public final class DefaultBus implements Bus {
                 return;
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
-            final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame);
+            final boolean worker = topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT
+                && options.policy() != io.rdmabus.SlowConsumerPolicy.BACKPRESSURE;
+            final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
+                worker ? emitScheduler.createWorker() : null);
             channel.sink = sink;
             try {
                 channel.transportSubscription = transport.addSubscription(topic.descriptor(), channel);
@@ -210,6 +218,7 @@ public final class DefaultBus implements Bus {
             channel.close();
         }
         deliveryRunner.close(); // runs DeliveryAgent.onClose on its thread: completes every subscriber
+        emitScheduler.dispose();
         transport.close();
         channels.clear();
         LOG.info("bus {} closed ({} agent errors)", name, agentErrors.get());

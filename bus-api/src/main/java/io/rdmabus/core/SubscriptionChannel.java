@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.lmax.disruptor.EventPoller;
@@ -29,11 +30,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import reactor.core.publisher.FluxSink;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * One subscription: the transport's receive thread validates, sequences and reassembles frames and copies each
  * message into a Disruptor ring; the bus's delivery agent drains the ring as the subscriber's demand allows,
  * decodes, applies the slow-consumer policy and emits into the {@code Flux}.
+ *
+ * <p>Back-pressure subscriptions (all reliable ones) emit on the delivery agent: a slow subscriber fills the ring,
+ * which is the signal that reaches the publisher. Drop-oldest and conflating subscriptions must keep absorbing while
+ * their subscriber is busy, so the agent only fills the policy buffer and a per-subscription worker emits from it.
  *
  * @param <T> value type
  */
@@ -53,8 +59,12 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     // receive thread only
     private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
 
-    // delivery agent only
+    // delivery agent, and the emitting worker under policyLock
+    private final Object policyLock = new Object();
     private final Int2IntHashMap lostCarry = new Int2IntHashMap(0);
+    private final Scheduler.Worker emitter;
+    private final AtomicBoolean emitScheduled = new AtomicBoolean();
+    private final Runnable emitTask = this::emitFromPolicyBuffer;
     private final ArrayDeque<Received<T>> dropOldest;
     private final LinkedHashMap<Object, Received<T>> conflated;
     private final EventPoller.Handler<FrameEvent> drainHandler = this::onRingEvent;
@@ -70,10 +80,13 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     volatile FluxSink<Received<T>> sink;
     volatile TransportSubscription transportSubscription;
     private volatile Throwable transportError;
-    private boolean terminated;
+    private volatile boolean terminated;
     private volatile boolean closed;
 
-    SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength) {
+    /**
+     * @param emitter where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
+     */
+    SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter) {
         this.topic = topic;
         this.options = options;
         this.backpressure = topic.delivery() == Delivery.RELIABLE || options.policy() == SlowConsumerPolicy.BACKPRESSURE;
@@ -84,6 +97,10 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         ring.addGatingSequences(poller.getSequence());
         this.dropOldest = !backpressure && options.policy() == SlowConsumerPolicy.DROP_OLDEST ? new ArrayDeque<>(options.bufferSize()) : null;
         this.conflated = !backpressure && options.policy() == SlowConsumerPolicy.CONFLATE_LATEST ? new LinkedHashMap<>() : null;
+        if (!backpressure && emitter == null) {
+            throw new IllegalArgumentException("a " + options.policy() + " subscription needs an emitting worker");
+        }
+        this.emitter = backpressure ? null : emitter;
     }
 
     // ---------------------------------------------------------------- receive side (transport thread)
@@ -234,6 +251,11 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
 
     // ---------------------------------------------------------------- delivery side (delivery agent)
 
+    /** @return true for drop-oldest/conflating subscriptions, which emit on their own worker */
+    boolean emitsOnWorker() {
+        return emitter != null;
+    }
+
     /** @return work done */
     int deliver() {
         final FluxSink<Received<T>> out = sink;
@@ -258,17 +280,38 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         }
         deliverBudget = Long.MAX_VALUE;
         work += drainRing();
-        long demand = out.requestedFromDownstream();
-        while (demand > 0) {
-            final Received<T> next = pollPolicyBuffer();
-            if (next == null) {
-                break;
-            }
-            emit(out, next);
-            demand--;
+        if (out.requestedFromDownstream() > 0 && policyBufferNonEmpty() && emitScheduled.compareAndSet(false, true)) {
+            emitter.schedule(emitTask);
             work++;
         }
         return work;
+    }
+
+    private boolean policyBufferNonEmpty() {
+        synchronized (policyLock) {
+            return dropOldest != null ? !dropOldest.isEmpty() : !conflated.isEmpty();
+        }
+    }
+
+    /** On the subscription's worker: emits what the policy kept, as far as demand allows; the agent reschedules. */
+    private void emitFromPolicyBuffer() {
+        final FluxSink<Received<T>> out = sink;
+        try {
+            while (!terminated && out.requestedFromDownstream() > 0) {
+                final Received<T> next;
+                synchronized (policyLock) {
+                    final Received<T> polled = pollPolicyBuffer();
+                    next = polled == null ? null : withCarriedLoss(polled);
+                }
+                if (next == null) {
+                    break;
+                }
+                delivered.incrementAndGet();
+                out.next(next);
+            }
+        } finally {
+            emitScheduled.set(false);
+        }
     }
 
     private int drainRing() {
@@ -303,6 +346,12 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     }
 
     private void addToPolicyBuffer(final Received<T> received) {
+        synchronized (policyLock) {
+            addToPolicyBufferLocked(received);
+        }
+    }
+
+    private void addToPolicyBufferLocked(final Received<T> received) {
         if (dropOldest != null) {
             if (dropOldest.size() == options.bufferSize()) {
                 drop(dropOldest.pollFirst());
@@ -336,17 +385,25 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     }
 
     private void carry(final int sessionId, final long lost) {
-        lostCarry.put(sessionId, (int) Math.min(Integer.MAX_VALUE, lostCarry.get(sessionId) + lost));
+        synchronized (policyLock) {
+            lostCarry.put(sessionId, (int) Math.min(Integer.MAX_VALUE, lostCarry.get(sessionId) + lost));
+        }
+    }
+
+    /** Adds losses carried for the message's session (drops, undecodable payloads) to its lostBefore. Under policyLock. */
+    private Received<T> withCarriedLoss(final Received<T> received) {
+        if (lostCarry.isEmpty()) {
+            return received;
+        }
+        final int carried = lostCarry.remove(received.sessionId());
+        return carried == 0 ? received : new Received<>(received.value(), received.sessionId(), received.sequence(),
+            received.timestampNs(), received.lostBefore() + carried);
     }
 
     private void emit(final FluxSink<Received<T>> out, final Received<T> received) {
-        Received<T> toEmit = received;
-        if (!lostCarry.isEmpty()) {
-            final int carried = lostCarry.remove(received.sessionId());
-            if (carried > 0) {
-                toEmit = new Received<>(received.value(), received.sessionId(), received.sequence(), received.timestampNs(),
-                    received.lostBefore() + carried);
-            }
+        final Received<T> toEmit;
+        synchronized (policyLock) {
+            toEmit = withCarriedLoss(received);
         }
         delivered.incrementAndGet();
         out.next(toEmit);
@@ -364,6 +421,9 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     /** Stops the transport subscription; idempotent. */
     void close() {
         closed = true;
+        if (emitter != null) {
+            emitter.dispose();
+        }
         final TransportSubscription sub = transportSubscription;
         if (sub != null) {
             sub.close();

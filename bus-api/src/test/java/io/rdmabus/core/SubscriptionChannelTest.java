@@ -22,6 +22,8 @@ import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Pure logic of the receive path (sequencing, reassembly, gap accounting, policies), driven frame by frame on the test
@@ -29,6 +31,8 @@ import reactor.core.publisher.FluxSink;
  */
 class SubscriptionChannelTest {
     private static final int MAX_FRAME = 64;
+    /** Policy subscriptions emit on a worker; inline here so each test sees the emission at once. */
+    private static final Scheduler.Worker INLINE = Schedulers.immediate().createWorker();
     private final UnsafeBuffer frame = new UnsafeBuffer(new byte[4096]);
 
     /** Records what the channel delivers; requests only what the test asks for. */
@@ -67,7 +71,7 @@ class SubscriptionChannelTest {
     @Test
     void deliversInOrderOnlyAsDemandedAndBackPressuresWhenTheRingIsFull() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.RELIABLE);
-        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(4), MAX_FRAME);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(4), MAX_FRAME, INLINE);
         final Recorder<Long> recorder = attach(channel);
         for (int i = 0; i < 4; i++) {
             assertEquals(SubscriptionSink.CONTINUE, channel.onFrame(frame, 0, longFrame(topic, 1, i, 100 + i)));
@@ -88,7 +92,7 @@ class SubscriptionChannelTest {
     @Test
     void bestEffortNeverBackPressuresTheTransportButDropsAtAFullRingAndReportsIt() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
-        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(2), MAX_FRAME);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(2), MAX_FRAME, INLINE);
         final Recorder<Long> recorder = attach(channel);
         for (int i = 0; i < 5; i++) {
             assertEquals(SubscriptionSink.CONTINUE, channel.onFrame(frame, 0, longFrame(topic, 1, i, i)));
@@ -105,7 +109,7 @@ class SubscriptionChannelTest {
     @Test
     void countsGapsDuplicatesAndMalformedFramesWithoutThrowing() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
-        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults(), MAX_FRAME);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults(), MAX_FRAME, INLINE);
         final Recorder<Long> recorder = attach(channel);
         recorder.request(100);
         channel.onFrame(frame, 0, longFrame(topic, 9, 10, 1));   // joins live at 10
@@ -132,7 +136,7 @@ class SubscriptionChannelTest {
     @Test
     void reassemblesFragmentsAndReportsAMessageWhoseMiddleWasLost() {
         final Topic<byte[]> topic = Topic.of("big", TestCodecs.BYTES, Delivery.RELIABLE);
-        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<byte[]>defaults(), MAX_FRAME);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<byte[]>defaults(), MAX_FRAME, INLINE);
         final Recorder<byte[]> recorder = attach(channel);
         recorder.request(10);
         final byte[] message = new byte[70];
@@ -172,7 +176,7 @@ class SubscriptionChannelTest {
     @Test
     void dropOldestKeepsTheNewestAndReportsWhatItDropped() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
-        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>dropOldest(2), MAX_FRAME);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>dropOldest(2), MAX_FRAME, INLINE);
         final Recorder<Long> recorder = attach(channel);
         for (int i = 0; i < 5; i++) {
             channel.onFrame(frame, 0, longFrame(topic, 1, i, i));
@@ -188,7 +192,7 @@ class SubscriptionChannelTest {
     @Test
     void conflationKeepsTheLatestPerKey() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
-        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>conflateLatest(v -> v % 2), MAX_FRAME);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>conflateLatest(v -> v % 2), MAX_FRAME, INLINE);
         final Recorder<Long> recorder = attach(channel);
         for (int i = 0; i < 6; i++) {
             channel.onFrame(frame, 0, longFrame(topic, 1, i, i));
