@@ -49,6 +49,17 @@ final class SubCommand implements Callable<Integer> {
         final PrintWriter out = spec.commandLine().getOut();
         final AtomicLong received = new AtomicLong();
         final CountDownLatch done = new CountDownLatch(1);
+        // Ctrl-C: stop waiting and let try-with-resources close the bus (its embedded driver removes its files)
+        final CountDownLatch closed = new CountDownLatch(1);
+        final Thread onExit = new Thread(() -> {
+            done.countDown();
+            try {
+                closed.await(5, TimeUnit.SECONDS);
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }, "rdma-bus-sub-shutdown");
+        Runtime.getRuntime().addShutdownHook(onExit);
         try (Bus bus = transport.buildBus("sub")) {
             out.println("transport: " + bus.transportName() + "; subscribed to " + topic.name() + " (" + delivery + ")");
             out.flush();
@@ -79,7 +90,15 @@ final class SubCommand implements Callable<Integer> {
             }
             subscription.dispose();
             out.printf("received %,d message(s)%n", received.get());
+            out.flush();
             return 0;
+        } finally {
+            closed.countDown(); // the bus is closed by now (try-with-resources closes before finally)
+            try {
+                Runtime.getRuntime().removeShutdownHook(onExit);
+            } catch (final IllegalStateException shuttingDown) {
+                // the hook is running (Ctrl-C): it returns now that the bus is closed
+            }
         }
     }
 }

@@ -85,6 +85,29 @@ class RdmaBusCliTest {
     }
 
     @Test
+    void pubReachesSubAcrossTwoBusesOverTcp() throws Exception {
+        final int port = io.rdmabus.samples.support.LocalBuses.freeTcpPort();
+        final StringWriter subOut = new StringWriter();
+        final CommandLine sub = CliSupport.commandLine(new RdmaBusCli());
+        sub.setOut(new PrintWriter(subOut, true));
+        sub.setErr(new PrintWriter(subOut, true));
+        final java.util.concurrent.CompletableFuture<Integer> subExit = java.util.concurrent.CompletableFuture.supplyAsync(() ->
+            sub.execute("sub", "-t", "tcp", "-p", "tcp.bind=127.0.0.1:" + port, "--topic", "cli.test", "-n", "3", "-d", "60"));
+        // the subscriber listens first; the publisher dials it
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!subOut.toString().contains("subscribed to cli.test") && System.nanoTime() < deadlineNs) {
+            Thread.sleep(20);
+        }
+        assertEquals(0, run("pub", "-t", "tcp", "--seed", "tcp=127.0.0.1:" + port, "--topic", "cli.test", "--wait-s", "30",
+            "one", "zwei ✓", "three"), out + " / " + err);
+        assertTrue(out.toString().contains("published 3 message(s) to cli.test"), out.toString());
+        assertEquals(0, subExit.get(60, TimeUnit.SECONDS), subOut.toString());
+        final String received = subOut.toString();
+        assertTrue(received.contains("] one") && received.contains("] zwei ✓") && received.contains("] three"), received);
+        assertTrue(received.contains("received 3 message(s)"), received);
+    }
+
+    @Test
     void devicesNeverThrows() {
         assertEquals(0, run("devices"), err.toString());
         assertTrue(out.toString().contains("no RDMA device: the bus will use ") || out.toString().contains("RDMA devices: "), out.toString());
