@@ -10,7 +10,9 @@ package io.rdmabus;
  * @param gapMessages         frames missing per sequence numbers (lost on the wire or by the sender's transport)
  * @param droppedBySubscriber messages dropped locally by the slow-consumer policy or a full best-effort ring
  * @param duplicates          frames dropped as duplicates or late (sequence behind the expected one)
+ * @param ringCapacity        slots of the subscription's receive ring
+ * @param ringFree            free slots now: the credits a reliable transport may grant its publishers
  */
 public record SubscriptionStats(String topic, long framesReceived, long messagesDelivered, long malformedFrames, long gapMessages,
-                                long droppedBySubscriber, long duplicates) {
+                                long droppedBySubscriber, long duplicates, int ringCapacity, long ringFree) {
 }

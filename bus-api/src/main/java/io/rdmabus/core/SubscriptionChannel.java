@@ -432,6 +432,6 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
 
     SubscriptionStats stats() {
         return new SubscriptionStats(topic.name(), framesReceived.get(), delivered.get(), malformed.get(), gaps.get(), dropped.get(),
-            duplicates.get());
+            duplicates.get(), ring.getBufferSize(), ring.remainingCapacity());
     }
 }
