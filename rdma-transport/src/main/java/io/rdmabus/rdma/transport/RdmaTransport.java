@@ -60,7 +60,7 @@ public final class RdmaTransport implements Transport {
     static final int KIND_CTRL_SEND = 2;
     static final int KIND_DATA_SEND = 3;
     private static final int TABLE = 4096;
-    private static final int BATCH = 32;
+    private static final int BATCH = 64;
     private static final byte[] MAGIC = "RBUS1".getBytes(StandardCharsets.US_ASCII);
     private static final long COMMAND_WAIT_MS = 3000;
 
@@ -625,7 +625,8 @@ public final class RdmaTransport implements Transport {
                 sent++;
             }
             int threshold = Math.max(1, config.dataCredits() / 4);
-            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && (idle || c.heldSize == 0))) {
+            // batch credits (a CREDIT costs a send and two completions); an idle poller returns what it has at once
+            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle)) {
                 if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
                     c.creditsToReturn = 0;
                     sent++;

@@ -3,6 +3,11 @@ package io.rdmabus.rdma.transport;
 import io.rdmabus.Bus;
 import io.rdmabus.IdleStrategies;
 import io.rdmabus.spi.StaticSeedDiscovery;
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportContext;
 import io.rdmabus.tck.TckFixture;
@@ -16,6 +21,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
 
 /**
  * Several RDMA buses in one JVM on one rxe device (rxe loopback): each bus listens on its own rdma_cm port (never
@@ -34,6 +41,44 @@ final class RdmaFixture implements TckFixture {
 
     RdmaFixture(final Map<String, String> extraProperties) {
         this.extra = Map.copyOf(extraProperties);
+        warmUp();
+    }
+
+    /**
+     * Under QEMU TCG the first transport's start takes ~35 s (class initialisation of the FFM bindings: every downcall
+     * handle is spun up in emulation) and the first bus round trip another ~40 s (class loading and JIT of the bus,
+     * Reactor and Disruptor paths), which would eat the first case's timeout. So the fixture, like a media driver in
+     * an Aeron fixture, pays that once before the suite: two buses exchange reliable and best-effort messages and close.
+     */
+    private void warmUp() {
+        long t0 = System.nanoTime();
+        int n = 2000;
+        Bus a = newBus("warmup-a");
+        Bus b = newBus("warmup-b");
+        try {
+            for (Delivery delivery : Delivery.values()) {
+                Topic<String> topic = Topic.of("warmup-" + delivery.name().toLowerCase(java.util.Locale.ROOT), Codecs.utf8(), delivery);
+                AtomicInteger received = new AtomicInteger();
+                reactor.core.Disposable sub = a.subscribe(topic).subscribe(v -> received.incrementAndGet());
+                BusPublication<String> pub = b.publication(topic);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+                int sent = 0;
+                while (received.get() < n && System.nanoTime() < deadline) {
+                    if (sent < n + 50 && pub.offer("w" + sent) == PublishStatus.OK) {
+                        sent++;
+                    } else {
+                        LockSupport.parkNanos(200_000);
+                    }
+                }
+                pub.close();
+                sub.dispose();
+                System.err.println("rdma fixture warm-up " + delivery + ": " + received.get() + "/" + sent + " messages after "
+                        + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            }
+        } finally {
+            b.close();
+            a.close();
+        }
     }
 
     @Override
