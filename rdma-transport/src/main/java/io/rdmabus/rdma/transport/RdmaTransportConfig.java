@@ -33,9 +33,9 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
     public static final String CM_PORT_BASE = "rdma.cm.port.base";
     /** Number of listen ports tried from the base (default 64). */
     public static final String CM_PORT_RANGE = "rdma.cm.port.range";
-    /** Largest reliable frame in bytes, bus header included (default 8192). */
+    /** Largest reliable frame in bytes, bus header included (default 16384). */
     public static final String FRAME_BYTES = "rdma.frame.bytes";
-    /** Receive buffers per connection, i.e. the credit window plus 16 control buffers (default 256). */
+    /** Receive buffers per connection, i.e. the credit window plus 16 control buffers (default 128). */
     public static final String RECV_BUFFERS = "rdma.recv.buffers";
     /** Send slots per publication (default 128). */
     public static final String SEND_BUFFERS = "rdma.send.buffers";
@@ -134,8 +134,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(BIND, "");
         m.put(CM_PORT_BASE, "7800");
         m.put(CM_PORT_RANGE, "64");
-        m.put(FRAME_BYTES, "8192");
-        m.put(RECV_BUFFERS, "256");
+        m.put(FRAME_BYTES, "16384");
+        m.put(RECV_BUFFERS, "128");
         m.put(SEND_BUFFERS, "128");
         m.put(UD_PAYLOAD_BYTES, "1024");
         m.put(CONNECT_TIMEOUT_MS, "3000");
