@@ -110,13 +110,16 @@ common_launcher_args() {
 # roughly halves launcher start-up. Test classes come from the launcher's own class loader
 # and are not cached, so one cache serves every module. Best effort: no cache, no harm.
 JDK_ID=$(java -XshowSettings:properties -version 2>&1 | awk '$1 == "java.runtime.version" { print $3 }')
-AOT=$LAUNCHER_DIR/console-$CONSOLE_VERSION-jdk$JDK_ID.aot
+# The cache only maps when the module options (--add-exports/--add-opens) match the training run's, so the
+# extra options are part of the training and of the cache's name.
+OPTS_ID=$(printf '%s' "${RXE_LAB_JAVA_OPTS:-}" | md5sum | cut -c1-8)
+AOT=$LAUNCHER_DIR/console-$CONSOLE_VERSION-jdk$JDK_ID-$OPTS_ID.aot
 if [ ! -s "$AOT" ]; then
   echo "run-junit: training the launcher AOT cache $AOT"
   common_launcher_args > "$OUT/launch/aot-training.args"
   echo "--include-tag=rxe-lab-aot-training-matches-nothing" >> "$OUT/launch/aot-training.args"
   (cd "$OUT/launch" && java -XX:-UsePerfData -XX:AOTCacheOutput="$AOT.$$.part" --enable-native-access=ALL-UNNAMED \
-    -jar "$LAUNCHER" execute @"$OUT/launch/aot-training.args" --details=none) > "$OUT/launch/aot-training.log" 2>&1 || true
+    ${RXE_LAB_JAVA_OPTS:-} -jar "$LAUNCHER" execute @"$OUT/launch/aot-training.args" --details=none) > "$OUT/launch/aot-training.log" 2>&1 || true
   if [ -s "$AOT.$$.part" ]; then mv "$AOT.$$.part" "$AOT"; else echo "run-junit: no AOT cache (see $OUT/launch/aot-training.log)"; fi
 
 fi
