@@ -118,6 +118,7 @@ public final class DefaultBus implements Bus {
             channels.add(channel);
             deliveryAgent.add(channel);
             sink.onDispose(() -> {
+                channel.releaseSubscriber();
                 channel.close();
                 channels.remove(channel);
                 if (!closed) {

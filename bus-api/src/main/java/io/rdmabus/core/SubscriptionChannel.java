@@ -418,6 +418,15 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         }
     }
 
+    /**
+     * Forgets the subscriber once its subscription is disposed, so it can be collected even while the transport
+     * still holds this channel until its own removal command runs (reactive-streams rule 3.13).
+     */
+    void releaseSubscriber() {
+        terminated = true;
+        sink = null;
+    }
+
     /** Stops the transport subscription; idempotent. */
     void close() {
         closed = true;
