@@ -92,7 +92,6 @@ final class StatsCommand implements Callable<Integer> {
                 subs.dispose();
             }
         }
-        out.println("note: ring occupancy and credit figures are not in BusStats yet");
         return 0;
     }
 }

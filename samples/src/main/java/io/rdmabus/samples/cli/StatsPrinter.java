@@ -30,9 +30,10 @@ public final class StatsPrinter {
         for (final SubscriptionStats s : stats.subscriptions()) {
             final SubscriptionStats before = previous.get(s.topic());
             final long delivered = s.messagesDelivered() - (before == null ? 0 : before.messagesDelivered());
-            out.printf("  %-28s %,10.0f msg/s  delivered %,d  frames %,d  gaps %,d  dropped %,d  duplicates %,d  malformed %,d%n", s.topic(),
-                delivered / seconds, s.messagesDelivered(), s.framesReceived(), s.gapMessages(), s.droppedBySubscriber(), s.duplicates(),
-                s.malformedFrames());
+            out.printf("  %-28s %,10.0f msg/s  delivered %,d  frames %,d  gaps %,d  dropped %,d  duplicates %,d  malformed %,d"
+                    + "  ring %,d/%,d used (credits %,d)%n", s.topic(), delivered / seconds, s.messagesDelivered(), s.framesReceived(),
+                s.gapMessages(), s.droppedBySubscriber(), s.duplicates(), s.malformedFrames(), s.ringCapacity() - s.ringFree(),
+                s.ringCapacity(), s.ringFree());
             previous.put(s.topic(), s);
         }
         previousPublished = stats.messagesPublished();
