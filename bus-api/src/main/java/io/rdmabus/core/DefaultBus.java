@@ -104,10 +104,8 @@ public final class DefaultBus implements Bus {
                 return;
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
-            final boolean worker = topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT
-                && options.policy() != io.rdmabus.SlowConsumerPolicy.BACKPRESSURE;
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
-                worker ? emitScheduler.createWorker() : null);
+                SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null);
             channel.sink = sink;
             try {
                 channel.transportSubscription = transport.addSubscription(topic.descriptor(), channel);

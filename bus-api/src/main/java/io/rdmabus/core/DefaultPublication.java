@@ -105,9 +105,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
 
     private int doOffer(final T value) {
         if (pendingOffset < pendingLength) {
-            final int status = doFlush();
+            final int status = doFlush(); // OK, BACK_PRESSURED or CLOSED
             if (status != PublishStatus.OK) {
-                return status == PublishStatus.CLOSED ? status : PublishStatus.BACK_PRESSURED;
+                return status;
             }
         }
         final int length = codec.encodedLength(value);

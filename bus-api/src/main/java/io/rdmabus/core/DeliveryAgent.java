@@ -19,11 +19,6 @@ final class DeliveryAgent implements Agent {
         this.roleName = "rdma-bus-delivery-" + busName;
     }
 
-    /** @param command control work to run on the agent thread @return false if the queue is full */
-    boolean enqueue(final Runnable command) {
-        return commands.offer(command);
-    }
-
     void add(final SubscriptionChannel<?> channel) {
         offerOrFail(() -> channels.add(channel));
     }

@@ -69,6 +69,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     private final LinkedHashMap<Object, Received<T>> conflated;
     private final EventPoller.Handler<FrameEvent> drainHandler = this::onRingEvent;
     private long deliverBudget;
+    private int drainedEvents;
 
     private final AtomicLong framesReceived = new AtomicLong();
     private final AtomicLong delivered = new AtomicLong();
@@ -89,7 +90,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter) {
         this.topic = topic;
         this.options = options;
-        this.backpressure = topic.delivery() == Delivery.RELIABLE || options.policy() == SlowConsumerPolicy.BACKPRESSURE;
+        this.backpressure = !emitsOnWorker(topic, options);
         this.maxFrameLength = maxFrameLength;
         this.ring = RingBuffer.create(ProducerType.MULTI, FrameEvent::new, options.ringSize(),
             new com.lmax.disruptor.BlockingWaitStrategy());
@@ -251,9 +252,14 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
 
     // ---------------------------------------------------------------- delivery side (delivery agent)
 
-    /** @return true for drop-oldest/conflating subscriptions, which emit on their own worker */
-    boolean emitsOnWorker() {
-        return emitter != null;
+    /**
+     * @param topic   the topic
+     * @param options the subscription's options
+     * @return true for best-effort drop-oldest/conflating subscriptions, which emit on their own worker; every other
+     *     subscription delivers by demand on the delivery agent
+     */
+    static boolean emitsOnWorker(final Topic<?> topic, final SubscribeOptions<?> options) {
+        return topic.delivery() == Delivery.BEST_EFFORT && options.policy() != SlowConsumerPolicy.BACKPRESSURE;
     }
 
     /** @return work done */
@@ -315,16 +321,17 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     }
 
     private int drainRing() {
-        final long before = delivered.get() + malformed.get() + dropped.get();
+        drainedEvents = 0;
         try {
             poller.poll(drainHandler);
         } catch (final Exception ex) {
             throw new IllegalStateException("ring drain failed for topic " + topic.name(), ex);
         }
-        return (int) (delivered.get() + malformed.get() + dropped.get() - before);
+        return drainedEvents;
     }
 
     private boolean onRingEvent(final FrameEvent event, final long sequence, final boolean endOfBatch) {
+        drainedEvents++;
         if (event.length < 0) {
             return deliverBudget > 0;
         }
