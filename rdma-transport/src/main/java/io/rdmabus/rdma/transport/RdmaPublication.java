@@ -49,6 +49,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private int claimLength;
     private volatile boolean closed;
     private long droppedNoCredit;
+    /** Diagnostics (publisher thread): claims refused for want of a free send slot / of a credit. */
+    long noSlot;
+    long noCredit;
 
     RdmaPublication(final RdmaTransport transport, final int poolIndex, final TopicDescriptor topic, final TopicRoute route,
                     final MemoryRegion mr, final int maxFrame, final int slotBytes, final int slots) {
@@ -88,6 +91,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return TransportStatus.NOT_CONNECTED;
         }
         if (refs.get(cursor) != 0) {
+            noSlot++;
             return TransportStatus.BACK_PRESSURED;
         }
         targetCount = 0;
@@ -98,6 +102,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             if (c.tryTakeCredit()) {
                 targets[targetCount++] = c;
             } else if (reliable) {
+                noCredit++;
                 giveBackCredits();
                 return TransportStatus.BACK_PRESSURED;
             } else {

@@ -4,6 +4,7 @@ import io.rdmabus.TransportException;
 import io.rdmabus.rdma.verbs.Access;
 import io.rdmabus.rdma.verbs.CmEventChannel;
 import io.rdmabus.rdma.verbs.CmId;
+import io.rdmabus.rdma.verbs.CompletionChannel;
 import io.rdmabus.rdma.verbs.CompletionQueue;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.rdma.verbs.ProtectionDomain;
@@ -63,6 +64,10 @@ public final class RdmaTransport implements Transport {
     private static final int BATCH = 64;
     private static final byte[] MAGIC = "RBUS1".getBytes(StandardCharsets.US_ASCII);
     private static final long COMMAND_WAIT_MS = 3000;
+    /** Bound on one sleep of the idle poller on the completion channel (commands queued meanwhile wait this long). */
+    private static final long POLLER_SLEEP_MS = 2;
+    /** Bound on one wait of the cm agent for a connect request (seeds, teardown commands wait at most this long). */
+    private static final long CM_WAIT_MS = 10;
 
     private final RdmaTransportConfig config;
     private final long nodeId = ThreadLocalRandom.current().nextLong();
@@ -83,6 +88,7 @@ public final class RdmaTransport implements Transport {
     private CmId listener;
     private VerbsContext verbs;
     private ProtectionDomain pd;
+    private CompletionChannel completionChannel;
     private CompletionQueue cq;
     private AgentRunner pollerRunner;
     private AgentRunner cmRunner;
@@ -150,7 +156,8 @@ public final class RdmaTransport implements Transport {
             verbs = listener.context();
             pd = verbs.allocateProtectionDomain();
             int maxCqe = verbs.queryDevice().maxCqe();
-            cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), null);
+            completionChannel = verbs.createCompletionChannel();
+            cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), completionChannel);
         } catch (UnknownHostException | RuntimeException e) {
             releaseNative();
             if (e instanceof TransportException te) {
@@ -165,7 +172,9 @@ public final class RdmaTransport implements Transport {
                 seeds.add(a);
             }
         }
-        pollerRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new Poller("rdma-bus-rdma-poller-" + ctx.busName()));
+        Poller poller = new Poller("rdma-bus-rdma-poller-" + ctx.busName());
+        pollerRunner = new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS), ctx.errorHandler()::accept,
+                null, poller);
         cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new CmAgent("rdma-bus-rdma-cm-" + ctx.busName(), seeds));
         AgentRunner.startOnThread(pollerRunner);
         AgentRunner.startOnThread(cmRunner);
@@ -266,6 +275,15 @@ public final class RdmaTransport implements Transport {
     }
 
     private volatile Thread pollerThread;
+
+    /**
+     * Diagnostic counters of the poller (read racily, for harnesses and tests): duty cycles, idle duty cycles,
+     * completions polled, DATA receives, control sends, CREDIT sends, sleeps on the completion channel.
+     */
+    long[] pollerStats() {
+        Poller p = poller();
+        return new long[] {p.dutyCycles, p.idleCycles, p.completions, p.dataReceives, p.controlSends, p.creditSends, p.sleeps};
+    }
 
     private Poller poller() {
         return (Poller) pollerRunner.agent();
@@ -438,6 +456,7 @@ public final class RdmaTransport implements Transport {
 
     private void releaseNative() {
         closeQuietly(cq);
+        closeQuietly(completionChannel);
         closeQuietly(pd);
         closeQuietly(listener);
         closeQuietly(listenChannel);
@@ -452,6 +471,17 @@ public final class RdmaTransport implements Transport {
         private final WorkCompletions wcs = new WorkCompletions(BATCH);
         private final Int2ObjectHashMap<RdmaSubscription[]> local = new Int2ObjectHashMap<>();
         private final List<Connection> active = new ArrayList<>();
+        // plain counters written by the poller only, read (racily, for diagnostics) through stats()
+        long dutyCycles;
+        long idleCycles;
+        long completions;
+        long dataReceives;
+        long controlSends;
+        long creditSends;
+        long sleeps;
+        /** The last sleep on the completion channel ran out without an event: nothing arrived for a while. */
+        private boolean quiet;
+        private int emptyPolls;
 
         Poller(final String roleName) {
             this.roleName = roleName;
@@ -478,12 +508,62 @@ public final class RdmaTransport implements Transport {
                 onCompletion(i);
             }
             work += n;
+            // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
+            // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
+            emptyPolls = n == 0 ? emptyPolls + 1 : 0;
+            boolean idle = quiet || emptyPolls >= 1000;
+            quiet = false;
             for (int i = 0; i < active.size(); i++) {
                 Connection c = active.get(i);
                 work += deliverHeld(c);
-                work += flushControl(c, n == 0);
+                work += flushControl(c, idle);
+            }
+            if (idle) {
+                emptyPolls = 0;
+            }
+            completions += n;
+            dutyCycles++;
+            if (work == 0) {
+                idleCycles++;
             }
             return work;
+        }
+
+        /**
+         * Idle: arms the CQ, polls once more (a completion that raced the arming is handled now), then waits on the
+         * completion channel (bounded). While frames are held for a back-pressuring sink it only parks briefly, so
+         * they are offered again soon.
+         *
+         * @return completions handled (0 if it slept)
+         */
+        int sleep(final long timeoutMs) {
+            if (!pollerCommands.isEmpty()) {
+                return 1;
+            }
+            for (int i = 0; i < active.size(); i++) {
+                if (active.get(i).heldSize > 0) {
+                    LockSupport.parkNanos(100_000);
+                    return 0;
+                }
+            }
+            int rc = cq.requestNotify(false);
+            if (rc != 0) {
+                throw new TransportException("ibv_req_notify_cq failed: " + rc);
+            }
+            int n = cq.poll(wcs);
+            if (n < 0) {
+                throw new TransportException("ibv_poll_cq failed: " + n);
+            }
+            if (n > 0) {
+                for (int i = 0; i < n; i++) {
+                    onCompletion(i);
+                }
+                completions += n;
+                return n;
+            }
+            sleeps++;
+            quiet = completionChannel.awaitEvent(timeoutMs, cq) == null;
+            return 0;
         }
 
         private void onCompletion(final int i) {
@@ -531,6 +611,7 @@ public final class RdmaTransport implements Transport {
             int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
             int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
             if (type == Wire.DATA) {
+                dataReceives++;
                 int tail = (c.heldHead + c.heldSize) % c.recvSlots;
                 c.heldSlot[tail] = slot;
                 c.heldLength[tail] = length;
@@ -628,6 +709,7 @@ public final class RdmaTransport implements Transport {
             // batch credits (a CREDIT costs a send and two completions); an idle poller returns what it has at once
             if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle)) {
                 if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
+                    creditSends++;
                     c.creditsToReturn = 0;
                     sent++;
                 }
@@ -652,6 +734,7 @@ public final class RdmaTransport implements Transport {
             c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + 12, 0, ByteOrder.LITTLE_ENDIAN);
             c.ctrlBusy[slot] = true;
+            controlSends++;
             c.outstandingSends.incrementAndGet();
             int rc;
             try {
@@ -788,7 +871,7 @@ public final class RdmaTransport implements Transport {
             }
             CmId.Request request;
             try {
-                request = listener.awaitConnectRequest(2); // waits at most ~1 ms in poll(2): not a spin
+                request = listener.awaitConnectRequest(CM_WAIT_MS); // sleeps in poll(2): connects are rare, not worth a spin
             } catch (RuntimeException e) {
                 context.errorHandler().accept(e);
                 request = null;
