@@ -44,6 +44,18 @@ final class Connection {
     volatile boolean closed;
     volatile boolean destroyed;
 
+    // set by the cm agent before the poller gets the connection
+    /** The peer transport's random node id (from the connect private data), 0 if unknown. */
+    long peerNodeId;
+    /** The peer's rdma_cm listen endpoint ip:port (from its connect request, or the seed we dialled). */
+    String peerEndpoint;
+    /** Acceptor with a secret: the proof the connector's AUTH must carry; null once verified (or without a secret). */
+    byte[] expectedProof;
+    /** Connector with a secret: the proof to send as the first message; null once sent. */
+    byte[] proofToSend;
+    /** Bound on the wait for the peer's AUTH (System.nanoTime). */
+    long authDeadlineNs;
+
     // poller
     final int[] heldSlot;
     final int[] heldLength;

@@ -26,7 +26,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,6 +33,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
@@ -41,6 +41,8 @@ import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The RDMA transport: RC queue pairs set up through rdma_cm, one per pair of transports (node pair), carrying
@@ -62,7 +64,9 @@ public final class RdmaTransport implements Transport {
     static final int KIND_DATA_SEND = 3;
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
-    private static final byte[] MAGIC = "RBUS1".getBytes(StandardCharsets.US_ASCII);
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
+    /** At most one log line per this interval about refused peers (a misconfigured or hostile peer retries forever). */
+    private static final long REFUSAL_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
     private static final long COMMAND_WAIT_MS = 3000;
     /** Bound on one sleep of the idle poller on the completion channel (commands queued meanwhile wait this long). */
     private static final long POLLER_SLEEP_MS = 2;
@@ -78,6 +82,9 @@ public final class RdmaTransport implements Transport {
     private final AtomicInteger nextConnectionId = new AtomicInteger(1);
     private final AtomicInteger nextPool = new AtomicInteger();
     private final ConcurrentHashMap<Integer, TopicRoute> routes = new ConcurrentHashMap<>();
+    private final AtomicLong refusedPeers = new AtomicLong();
+    private final AtomicLong refusalsNotLogged = new AtomicLong();
+    private volatile long lastRefusalLogNs = System.nanoTime() - REFUSAL_LOG_INTERVAL_NS;
     private final List<RdmaPublication> publications = new ArrayList<>();
 
     private TransportContext context;
@@ -110,6 +117,43 @@ public final class RdmaTransport implements Transport {
     @Override
     public TransportCapabilities capabilities() {
         return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(), false, true);
+    }
+
+    /**
+     * Peers refused: connect requests or replies without the bus secret or with a wrong proof, AUTH missing or wrong,
+     * a peer claiming our own node id. Each refusal is logged (at most one line per 10 s, with the count since).
+     *
+     * @return peers refused since start
+     */
+    public long refusedPeers() {
+        return refusedPeers.get();
+    }
+
+    /** @return live RC connections (established, not failed), for tests */
+    int liveConnectionCount() {
+        int n = 0;
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null && c.established && !c.closed) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Counts a refused peer and logs it, rate-limited (any thread). */
+    void refused(final String peer, final String why) {
+        refusedPeers.incrementAndGet();
+        long now = System.nanoTime();
+        long last = lastRefusalLogNs;
+        if (now - last >= REFUSAL_LOG_INTERVAL_NS) {
+            lastRefusalLogNs = now;
+            long suppressed = refusalsNotLogged.getAndSet(0);
+            LOG.warn("rdma transport of bus '{}': refused peer {}: {} ({} refusals in all{})", context.busName(), peer, why, refusedPeers.get(),
+                    suppressed > 0 ? ", " + suppressed + " not logged since the last line" : "");
+        } else {
+            refusalsNotLogged.incrementAndGet();
+        }
     }
 
     /** @return the rdma_cm endpoint this transport listens on ({@code ip:port}), for other nodes' seed lists */
@@ -176,6 +220,11 @@ public final class RdmaTransport implements Transport {
         pollerRunner = new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS), ctx.errorHandler()::accept,
                 null, poller);
         cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new CmAgent("rdma-bus-rdma-cm-" + ctx.busName(), seeds));
+        if (config.auth().unset()) {
+            LOG.warn("rdma transport of bus '{}': no bus secret set, so any node that reaches {}:{} over RDMA can join this bus; set {} "
+                    + "(or {}) on every node to authenticate peers, or {}=none to run without authentication and without this warning",
+                    ctx.busName(), bindIp, listenPort, AuthConfig.SECRET_FILE, AuthConfig.SECRET, AuthConfig.SECRET);
+        }
         AgentRunner.startOnThread(pollerRunner);
         AgentRunner.startOnThread(cmRunner);
         started = true;
@@ -610,6 +659,11 @@ public final class RdmaTransport implements Transport {
             int base = slot * c.slotBytes;
             int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
             int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            if (c.expectedProof != null) {
+                // not authenticated yet: the only message accepted is the connector's AUTH (or its BYE)
+                verifyAuth(c, slot, type, length);
+                return;
+            }
             if (type == Wire.DATA) {
                 dataReceives++;
                 int tail = (c.heldHead + c.heldSize) % c.recvSlots;
@@ -637,9 +691,39 @@ public final class RdmaTransport implements Transport {
                     fail(c, null);
                     return;
                 }
+                case Wire.AUTH -> {
+                    // a connector's proof arriving at a node without a secret: the connector would refuse us anyway
+                    repost(c, slot);
+                    refused(c.peer, "it sent AUTH (it has a bus secret) but this node has none: set the same " + AuthConfig.SECRET_FILE
+                            + " on every node");
+                    fail(c, null);
+                    return;
+                }
                 default -> context.errorHandler().accept(new TransportException(c + ": unknown control message type " + type));
             }
             repost(c, slot);
+        }
+
+        private void verifyAuth(final Connection c, final int slot, final int type, final int length) {
+            int base = slot * c.slotBytes;
+            if (type == Wire.BYE) {
+                fail(c, null);
+                return;
+            }
+            boolean ok = false;
+            if (type == Wire.AUTH && length >= Wire.AUTH_BYTES) {
+                byte[] got = new byte[PeerAuth.PROOF_BYTES];
+                c.recvView.getBytes(base + Wire.ENVELOPE_BYTES, got);
+                ok = PeerAuth.matches(c.expectedProof, got);
+            }
+            repost(c, slot);
+            if (!ok) {
+                refused(c.peer, type == Wire.AUTH ? "wrong bus secret (its AUTH proof does not match)"
+                        : "no AUTH before its first message (type " + type + "): it has no bus secret or another one");
+                fail(c, null);
+                return;
+            }
+            c.expectedProof = null; // authenticated: INIT and SUBs go out on the next flushControl
         }
 
         private void repost(final Connection c, final int slot) {
@@ -690,6 +774,21 @@ public final class RdmaTransport implements Transport {
                 return 0;
             }
             int sent = 0;
+            if (c.expectedProof != null) {
+                // acceptor waiting for the connector's AUTH: grant nothing (no INIT = no credits, no SUB) until then
+                if (System.nanoTime() - c.authDeadlineNs > 0) {
+                    refused(c.peer, "no AUTH within " + config.connectTimeoutMs() + " ms");
+                    fail(c, null);
+                }
+                return 0;
+            }
+            if (c.proofToSend != null) {
+                if (!sendAuth(c)) {
+                    return 0;
+                }
+                c.proofToSend = null;
+                sent++;
+            }
             if (!c.initSent) {
                 if (!sendControl(c, Wire.INIT, config.dataCredits(), config.maxFrameBytes())) {
                     return 0;
@@ -717,6 +816,27 @@ public final class RdmaTransport implements Transport {
             return sent;
         }
 
+        private boolean sendAuth(final Connection c) {
+            int slot = freeControlSlot(c);
+            if (slot < 0) {
+                return false;
+            }
+            int base = slot * Wire.CONTROL_BYTES;
+            c.ctrlView.putInt(base + Wire.TYPE_OFFSET, Wire.AUTH, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG_OFFSET, 0, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putBytes(base + Wire.ENVELOPE_BYTES, c.proofToSend);
+            return postControl(c, slot, Wire.AUTH_BYTES);
+        }
+
+        private int freeControlSlot(final Connection c) {
+            for (int i = 0; i < c.ctrlBusy.length; i++) {
+                if (!c.ctrlBusy[i]) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
         private boolean sendControl(final Connection c, final int type, final int arg, final int arg2) {
             int slot = -1;
             for (int i = 0; i < c.ctrlBusy.length; i++) {
@@ -733,13 +853,17 @@ public final class RdmaTransport implements Transport {
             c.ctrlView.putInt(base + Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + 12, 0, ByteOrder.LITTLE_ENDIAN);
+            return postControl(c, slot, Wire.CONTROL_MESSAGE_BYTES);
+        }
+
+        private boolean postControl(final Connection c, final int slot, final int lengthBytes) {
+            int base = slot * Wire.CONTROL_BYTES;
             c.ctrlBusy[slot] = true;
             controlSends++;
             c.outstandingSends.incrementAndGet();
             int rc;
             try {
-                rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, Wire.CONTROL_BYTES,
-                        true));
+                rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true));
             } catch (RuntimeException e) {
                 rc = -1;
             }
@@ -852,6 +976,8 @@ public final class RdmaTransport implements Transport {
         private final Connection[] seedConnection;
         private final long[] nextAttemptNs;
         private final long[] backoffNs;
+        /** Established connections by the peer's node id: one per node pair. */
+        private final java.util.HashMap<Long, Connection> byNode = new java.util.HashMap<>();
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
@@ -884,36 +1010,82 @@ public final class RdmaTransport implements Transport {
             for (int i = 0; i < seeds.size(); i++) {
                 Connection c = seedConnection[i];
                 if ((c == null || c.destroyed) && now >= nextAttemptNs[i]) {
-                    seedConnection[i] = connect(seeds.get(i));
+                    // a peer that dialled us (its listen endpoint is this seed) already joins us: no second connection
+                    Connection covering = liveByEndpoint(seeds.get(i));
+                    seedConnection[i] = covering != null ? covering : connect(seeds.get(i));
                     if (seedConnection[i] == null) {
                         backoffNs[i] = Math.min(TimeUnit.SECONDS.toNanos(2), Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoffNs[i] * 2));
                     } else {
                         backoffNs[i] = 0;
                     }
-                    nextAttemptNs[i] = System.nanoTime() + Math.max(backoffNs[i], TimeUnit.MILLISECONDS.toNanos(200));
+                    // jitter: two nodes dialling each other at the same moment would otherwise retry in lockstep
+                    long jitterNs = ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(50));
+                    nextAttemptNs[i] = System.nanoTime() + Math.max(backoffNs[i], TimeUnit.MILLISECONDS.toNanos(200)) + jitterNs;
                     work++;
                 }
             }
             return work;
         }
 
+        /** @return the live connection to the node with id {@code peerNodeId}, or null (cm thread) */
+        private Connection liveByNode(final long peerNodeId) {
+            Connection c = byNode.get(peerNodeId);
+            if (c != null && (c.closed || c.destroyed)) {
+                byNode.remove(peerNodeId);
+                return null;
+            }
+            return c;
+        }
+
+        private Connection liveByEndpoint(final InetSocketAddress seed) {
+            String endpoint = seed.getAddress().getHostAddress() + ":" + seed.getPort();
+            for (Connection c : byNode.values()) {
+                if (!c.closed && !c.destroyed && endpoint.equals(c.peerEndpoint)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
         private void accept(final CmId.Request request) {
             CmId id = request.id();
-            byte[] priv = request.privateData();
-            if (priv.length < MAGIC.length || !java.util.Arrays.equals(java.util.Arrays.copyOf(priv, MAGIC.length), MAGIC)) {
-                try {
-                    id.reject(null);
-                } catch (RuntimeException ignored) {
-                    // the peer gives up on its own
-                }
-                closeQuietly(id);
+            PeerAuth.Request req = PeerAuth.parseRequest(request.privateData());
+            String peer = req == null ? "(unknown)" : req.listenEndpoint() + " node " + Long.toHexString(req.nodeId());
+            String refuse = null;
+            if (req == null) {
+                refuse = "not an rdma-bus connect request (wrong magic or version)";
+            } else if (config.auth().enabled() && (req.flags() & PeerAuth.FLAG_SECRET) == 0) {
+                refuse = "it has no bus secret and this node requires one (" + AuthConfig.SECRET_FILE + ")";
+            } else if (req.nodeId() == nodeId) {
+                refuse = "it claims this node's own id";
+            }
+            if (refuse != null) {
+                refused(peer, refuse);
+                rejectQuietly(id);
+                return;
+            }
+            // one connection per node pair: the first one established between two node ids wins; a later one is
+            // rejected here, before establishment, so no frame ever travels on a duplicate
+            if (liveByNode(req.nodeId()) != null) {
+                rejectQuietly(id);
                 return;
             }
             Connection c = null;
             try {
-                c = buildConnection(id, null, "accepted");
-                id.accept(config.connectTimeoutMs());
+                c = buildConnection(id, null, peer);
+                c.peerNodeId = req.nodeId();
+                c.peerEndpoint = req.listenEndpoint();
+                byte[] nonce = PeerAuth.nonce();
+                byte[] proof = null;
+                if (config.auth().enabled()) {
+                    proof = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_ACCEPTOR, nodeId, req.nodeId(), req.nonce(), nonce);
+                    c.expectedProof = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, req.nodeId(), nodeId, nonce, req.nonce());
+                    c.authDeadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.connectTimeoutMs());
+                }
+                int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
+                id.accept(PeerAuth.reply(flags, nodeId, nonce, proof), config.connectTimeoutMs());
                 c.established = true;
+                byNode.put(req.nodeId(), c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
             } catch (RuntimeException e) {
@@ -926,25 +1098,65 @@ public final class RdmaTransport implements Transport {
             }
         }
 
+        private void rejectQuietly(final CmId id) {
+            try {
+                id.reject(null);
+            } catch (RuntimeException ignored) {
+                // the peer gives up on its own
+            }
+            closeQuietly(id);
+        }
+
         private Connection connect(final InetSocketAddress seed) {
             CmId id = null;
             Connection c = null;
+            String peer = seed.getAddress().getHostAddress() + ":" + seed.getPort();
             try {
                 id = CmId.create(activeChannel, CmId.PortSpace.TCP);
                 id.resolveAddress(new InetSocketAddress(InetAddress.getByName(bindIp), 0), seed, config.connectTimeoutMs());
                 id.resolveRoute(config.connectTimeoutMs());
-                c = buildConnection(id, null, seed.getAddress().getHostAddress() + ":" + seed.getPort());
-                byte[] priv = java.util.Arrays.copyOf(MAGIC, MAGIC.length + 8);
-                for (int b = 0; b < 8; b++) {
-                    priv[MAGIC.length + b] = (byte) (nodeId >>> (8 * b));
-                }
-                id.connect(priv, config.connectTimeoutMs());
+                c = buildConnection(id, null, peer);
+                byte[] nonce = PeerAuth.nonce();
+                int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
+                byte[] reply = id.connectForReply(PeerAuth.request(flags, nodeId, InetAddress.getByName(bindIp).getAddress(), listenPort, nonce),
+                        config.connectTimeoutMs());
                 c.established = true;
+                PeerAuth.Reply rep = PeerAuth.parseReply(reply);
+                String refuse = null;
+                if (rep == null) {
+                    refuse = "its accept reply is not an rdma-bus one (another protocol or version)";
+                } else if (rep.nodeId() == nodeId) {
+                    refuse = "it claims this node's own id";
+                } else if (config.auth().enabled()) {
+                    byte[] expected = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_ACCEPTOR, rep.nodeId(), nodeId, nonce, rep.nonce());
+                    if ((rep.flags() & PeerAuth.FLAG_SECRET) == 0) {
+                        refuse = "it has no bus secret and this node requires one (" + AuthConfig.SECRET_FILE + ")";
+                    } else if (!PeerAuth.matches(expected, rep.proof())) {
+                        refuse = "wrong bus secret (its accept proof does not match)";
+                    }
+                }
+                if (refuse != null) {
+                    refused(peer, refuse);
+                    destroy(c);
+                    return null;
+                }
+                Connection existing = liveByNode(rep.nodeId());
+                if (existing != null) {
+                    // it reached us first (its request was accepted while we dialled): keep that one, nothing was sent here
+                    destroy(c);
+                    return existing;
+                }
+                c.peerNodeId = rep.nodeId();
+                c.peerEndpoint = peer;
+                if (config.auth().enabled()) {
+                    c.proofToSend = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, nodeId, rep.nodeId(), rep.nonce(), nonce);
+                }
+                byNode.put(rep.nodeId(), c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
                 return c;
             } catch (UnknownHostException | RuntimeException e) {
-                // REJECTED (nobody listens yet), UNREACHABLE or a timeout: retried with backoff
+                // REJECTED (nobody listens yet, or a duplicate), UNREACHABLE or a timeout: retried with backoff
                 if (c != null) {
                     destroy(c);
                 } else {
