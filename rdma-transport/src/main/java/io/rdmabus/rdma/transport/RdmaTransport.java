@@ -319,6 +319,11 @@ public final class RdmaTransport implements Transport {
         }
     }
 
+    /** wr_id of data send {@code seq} on a connection: the low 28 bits of its post sequence (see {@link Connection}). */
+    static long dataWrId(final int connectionId, final long seq) {
+        return ((long) connectionId << 32) | ((long) KIND_DATA_SEND << 28) | Connection.seqBits(seq);
+    }
+
     static long wrId(final int connectionId, final int kind, final int pool, final int slot) {
         return ((long) connectionId << 32) | ((long) kind << 28) | ((long) (pool & 0xFFF) << 16) | (slot & 0xFFFF);
     }
@@ -372,12 +377,13 @@ public final class RdmaTransport implements Transport {
         MemoryRegion recvMr = null;
         MemoryRegion ctrlMr = null;
         try {
-            int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + 8;
+            int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + Connection.SIGNAL_INTERVAL + 8;
             qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.RC, sendWr, config.recvBuffers(), 0));
             recvMr = pd.registerMemory((long) config.slotBytes() * config.recvBuffers(), Access.LOCAL_WRITE);
             ctrlMr = pd.registerMemory((long) Wire.CONTROL_BYTES * RdmaTransportConfig.CONTROL_SLOTS, Access.NONE);
             int connId = nextConnectionId.getAndIncrement();
-            Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers());
+            Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers(),
+                    sendWr);
             for (int s = 0; s < config.recvBuffers(); s++) {
                 int rc = qp.postRecv(c.recvRequest.prepare(wrId(connId, KIND_RECV, 0, s), recvMr, (long) s * c.slotBytes, c.slotBytes));
                 if (rc != 0) {
@@ -422,10 +428,22 @@ public final class RdmaTransport implements Transport {
         } catch (RuntimeException ignored) {
             // already disconnected by the peer or never established
         }
+        // wait for posters to leave and for the flush completions; sends that completed unsignalled produce none, so
+        // stop once the count stops moving for 20 ms, then release what is left
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        long lastChangeNs = System.nanoTime();
+        int last = c.outstandingSends.get();
         while ((c.posters.get() > 0 || (c.outstandingSends.get() > 0 && pollerRunning())) && System.nanoTime() < deadline) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            int now = c.outstandingSends.get();
+            if (now != last) {
+                last = now;
+                lastChangeNs = System.nanoTime();
+            } else if (c.posters.get() == 0 && System.nanoTime() - lastChangeNs > TimeUnit.MILLISECONDS.toNanos(20)) {
+                break;
+            }
         }
+        c.releaseAll(pools);
         destroyNative(c);
     }
 
@@ -487,6 +505,7 @@ public final class RdmaTransport implements Transport {
         for (int i = 0; i < TABLE; i++) {
             Connection c = connections.get(i);
             if (c != null) {
+                c.releaseAll(pools);
                 destroyNative(c);
             }
         }
@@ -628,18 +647,15 @@ public final class RdmaTransport implements Transport {
             }
             switch (kind) {
                 case KIND_DATA_SEND -> {
-                    RdmaPublication p = pools.get(pool);
-                    if (p != null) {
-                        p.onSendComplete(slot);
-                    }
                     if (c != null) {
-                        c.outstandingSends.decrementAndGet();
+                        c.onDataSendCompletion(wrId & 0x0FFF_FFFFL, pools);
                     }
                 }
                 case KIND_CTRL_SEND -> {
                     if (c != null) {
                         c.ctrlBusy[slot] = false;
                         c.outstandingSends.decrementAndGet();
+                        c.onControlSendCompletion(slot, pools);
                     }
                 }
                 case KIND_RECV -> {
@@ -806,7 +822,9 @@ public final class RdmaTransport implements Transport {
             }
             int threshold = Math.max(1, config.dataCredits() / 4);
             // batch credits (a CREDIT costs a send and two completions); an idle poller returns what it has at once
-            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle)) {
+            // quiet with unsignalled data sends whose completion never comes: a (signalled) CREDIT releases them
+            boolean tail = idle && !anyControlInFlight(c) && c.unreleasedSends() > 0;
+            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle) || tail) {
                 if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
                     creditSends++;
                     c.creditsToReturn = 0;
@@ -826,6 +844,15 @@ public final class RdmaTransport implements Transport {
             c.ctrlView.putInt(base + Wire.ARG_OFFSET, 0, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putBytes(base + Wire.ENVELOPE_BYTES, c.proofToSend);
             return postControl(c, slot, Wire.AUTH_BYTES);
+        }
+
+        private boolean anyControlInFlight(final Connection c) {
+            for (boolean busy : c.ctrlBusy) {
+                if (busy) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         private int freeControlSlot(final Connection c) {
@@ -863,7 +890,12 @@ public final class RdmaTransport implements Transport {
             c.outstandingSends.incrementAndGet();
             int rc;
             try {
-                rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true));
+                synchronized (c.postLock) {
+                    rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true));
+                    if (rc == 0) {
+                        c.controlSendPosted(slot);
+                    }
+                }
             } catch (RuntimeException e) {
                 rc = -1;
             }
