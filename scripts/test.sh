@@ -77,10 +77,6 @@ if [ "$run_lab" = 1 ]; then
         run_lab "verbs seed scenarios + RDMA transport, 2 guests" --module rdma-transport --guests 2 \
             --class io.rdmabus.rdma.verbs.rxe.RxeSingleHostTest --class io.rdmabus.rdma.verbs.rxe.RxeTwoHostTest \
             --class io.rdmabus.rdma.transport.RdmaTransportRxeTest
-        # The transport TCK on one guest (several buses on its rxe0, ~10 min under TCG), plus peers: one connection per
-        # node pair when nodes seed each other, and the bus secret admitting/refusing peers.
-        [ "$lab_skip_reason" = "" ] && run_lab "RDMA transport TCK + peers, 1 guest" --module rdma-transport --guests 1 --timeout-s 1500 \
-            --class io.rdmabus.rdma.transport.RdmaTckTest --class io.rdmabus.rdma.transport.RdmaPeersRxeTest
         # UD multicast needs two subscribers and a sender on three hosts.
         [ "$lab_skip_reason" = "" ] && run_lab "UD multicast, 3 guests" --module rdma-transport --guests 3 \
             --class io.rdmabus.rdma.verbs.rxe.RxeMulticastTest
