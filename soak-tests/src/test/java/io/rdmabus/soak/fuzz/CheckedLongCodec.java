@@ -9,8 +9,9 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /** A long followed by the CRC-32 of its 8 bytes: a payload the fuzzer cannot corrupt without the codec noticing. */
-final class CheckedLongCodec implements Codec<Long> {
-    static final int LENGTH = 12;
+public final class CheckedLongCodec implements Codec<Long> {
+    /** Encoded bytes. */
+    public static final int LENGTH = 12;
 
     static int crc(final long value) {
         final CRC32 crc = new CRC32();
