@@ -50,10 +50,21 @@ public final class SoakReport {
             System.err.println("usage: SoakReport LAB_OUT_DIR REPORT_DIR PROFILE TRAFFIC_SECONDS");
             System.exit(2);
         }
-        final SoakReport r = new SoakReport(Path.of(args[0]), Path.of(args[1]), args[2], Long.parseLong(args[3]));
-        final String verdict = r.build();
+        final String verdict = write(Path.of(args[0]), Path.of(args[1]), args[2], Long.parseLong(args[3]));
         System.out.println(verdict);
         System.exit(verdict.startsWith("soak verdict: PASS") ? 0 : 1);
+    }
+
+    /**
+     * @param lab      the lab output folder (guest1.., shared)
+     * @param report   the report folder to write
+     * @param profile  profile name
+     * @param trafficS length of the traffic window, seconds
+     * @return the verdict line
+     * @throws IOException if files cannot be read or written
+     */
+    public static String write(final Path lab, final Path report, final String profile, final long trafficS) throws IOException {
+        return new SoakReport(lab, report, profile, trafficS).build();
     }
 
     private static Map<String, String> props(final Path file) throws IOException {
@@ -217,6 +228,11 @@ public final class SoakReport {
         boolean resOk = true;
         try (Stream<Path> guests = Files.list(lab)) {
             for (final Path g : guests.filter(p -> p.getFileName().toString().startsWith("guest")).sorted().toList()) {
+                final Path exit = g.resolve("exit-code");
+                final String code = Files.exists(exit) ? Files.readString(exit).trim() : "missing";
+                if (!"0".equals(code)) {
+                    problems.add(g.getFileName() + ": guest script exit code " + code + " (124 = timed out; see its console.log and node.log)");
+                }
                 final Path b = g.resolve("res-before.txt");
                 final Path a = g.resolve("res-after.txt");
                 if (!Files.exists(b) || !Files.exists(a)) {
