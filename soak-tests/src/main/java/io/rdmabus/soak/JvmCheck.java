@@ -67,7 +67,7 @@ public final class JvmCheck {
      *
      * @param windowMs window length
      * @param minShare a thread using more than this share of one core in the window is reported (e.g. 0.2)
-     * @return "name cpu%" of the threads above the share (the caller's own thread excluded)
+     * @return "name cpu%" of the threads above the share (the caller's own thread and JIT compiler threads excluded)
      * @throws InterruptedException if interrupted
      */
     public static List<String> spinningThreads(final long windowMs, final double minShare) throws InterruptedException {
@@ -86,6 +86,10 @@ public final class JvmCheck {
             final long now = threads.getThreadCpuTime(id);
             if (b == null || b < 0 || now < 0 || id == self) {
                 continue;
+            }
+            final var info0 = threads.getThreadInfo(id);
+            if (info0 != null && info0.getThreadName().contains("CompilerThread")) {
+                continue; // the JIT finishing its queue is not a spinning thread (slow under TCG)
             }
             final double share = (double) (now - b) / elapsed;
             if (share > minShare) {
