@@ -45,7 +45,7 @@ perftest_client() {
 step() {
   name=$1 port=$2; shift 2
   load "before $name"
-  echo "== $name: $* -s $SIZE (guest $LAB_GUEST_INDEX of $LAB_GUEST_COUNT)"
+  echo "== $name: $* (guest $LAB_GUEST_INDEX of $LAB_GUEST_COUNT)"
   if [ "$LAB_GUEST_COUNT" -ge 2 ]; then
     case "$LAB_GUEST_INDEX" in
       1) { perftest_server "$port" "$@"; echo $? > "$LAB_OUT/$name.rc"; } 2>&1 | tee "$LAB_OUT/$name.txt" ;;

@@ -10,7 +10,7 @@
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
 #   --count      ib_send_lat iterations and measured bus round trips per idle strategy (default 2000)
-#   --warmup     bus round trips before measuring (default 500; perftest has its own few warm-up iterations)
+#   --warmup     bus round trips before measuring (default 1000; perftest has its own few warm-up iterations)
 #   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
 #                after 3 s of unmeasured publishing)
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
@@ -26,7 +26,7 @@ WORK=${RXE_LAB_WORK:-/var/tmp/rdma-bus-lab}
 LOCK=${RXE_LAB_LOCK:-/var/tmp/rdma-bus-lab.lock}
 TOPOLOGIES=2
 COUNT=2000
-WARMUP=500
+WARMUP=1000
 UD_SECONDS=10
 RATE_S=10
 IDLES=backoff,yielding,busy-spin

@@ -77,7 +77,7 @@ public final class RxeBusBench implements Callable<Integer> {
     List<String> idles;
     @Option(names = {"-n", "--pings"}, defaultValue = "2000", description = "measured round trips per ping phase (default: ${DEFAULT-VALUE})")
     int pings;
-    @Option(names = "--warmup", defaultValue = "500", description = "round trips before measuring (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", defaultValue = "1000", description = "round trips before measuring (default: ${DEFAULT-VALUE})")
     int warmup;
     @Option(names = {"-s", "--size"}, defaultValue = "64", description = "payload bytes, >= 16 (default: ${DEFAULT-VALUE})")
     int sizeBytes;
@@ -424,7 +424,9 @@ public final class RxeBusBench implements Callable<Integer> {
 
     /** A bus on rdma: listening on {@code listenPort} (if > 0), or seeded with {@code seed} (one direction only). */
     private Bus newBus(final String name, final String idle, final int listenPort, final String seed) {
-        final var builder = Bus.builder().name(name).transport("rdma").idleStrategy(idle);
+        // A generous connect timeout: under TCG a cold JVM's accept (QP, registered buffers) can take longer than the
+        // default 3 s, and a client that gives up makes the server accept a stale request (EINVAL) and start over.
+        final var builder = Bus.builder().name(name).transport("rdma").idleStrategy(idle).transportProperty("rdma.connect.timeout.ms", "15000");
         if (bind != null) {
             builder.transportProperty("rdma.bind", bind);
         }
@@ -527,29 +529,34 @@ public final class RxeBusBench implements Callable<Integer> {
      * transport's own account): type, number and send PSN. The send PSN advances by one per packet sent, so two
      * snapshots tell which QP type carried a phase's traffic.
      */
-    record QpSnapshot(List<String[]> qps, String error) {
+    record QpSnapshot(List<String[]> qps, String error, String listing) {
         static QpSnapshot take() {
-            final String pid = Long.toString(ProcessHandle.current().pid());
             final List<String[]> qps = new ArrayList<>();
             try {
+                // The kernel lists the id of the thread that created a QP (the transport's cm agent), not the process
+                // id: match any thread of this process.
+                final java.util.Set<String> tids = new java.util.HashSet<>();
+                try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+                    tasks.forEach(t -> tids.add(t.getFileName().toString()));
+                }
                 final Process p = new ProcessBuilder("rdma", "resource", "show", "qp").redirectErrorStream(true).start();
                 final String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                    return new QpSnapshot(qps, "rdma resource show qp failed: " + text.strip());
+                    return new QpSnapshot(qps, "rdma resource show qp failed: " + text.strip(), text);
                 }
                 for (final String line : text.split("\n")) {
                     final String[] t = line.trim().split("\\s+");
-                    if (!pid.equals(value(t, "pid"))) {
+                    if (!tids.contains(String.valueOf(value(t, "pid")))) {
                         continue;
                     }
                     qps.add(new String[] {value(t, "lqpn"), value(t, "type"), value(t, "sq-psn")});
                 }
-                return new QpSnapshot(qps, null);
+                return new QpSnapshot(qps, null, text);
             } catch (final IOException ex) {
-                return new QpSnapshot(qps, "cannot run rdma resource show qp: " + ex.getMessage());
+                return new QpSnapshot(qps, "cannot run rdma resource show qp: " + ex.getMessage(), "");
             } catch (final InterruptedException ex) {
                 Thread.currentThread().interrupt();
-                return new QpSnapshot(qps, "interrupted");
+                return new QpSnapshot(qps, "interrupted", "");
             }
         }
 
@@ -570,7 +577,7 @@ public final class RxeBusBench implements Callable<Integer> {
             for (final String[] qp : qps) {
                 sb.append(sb.isEmpty() ? "" : ", ").append(qp[1]).append(" lqpn ").append(qp[0]).append(" sq-psn ").append(qp[2]);
             }
-            return sb.isEmpty() ? "no QP of this process listed" : sb.toString();
+            return sb.isEmpty() ? "no QP of this process's threads among: " + listing.strip().replace('\n', '|') : sb.toString();
         }
 
         /** Which QP type's send PSNs advanced between {@code before} and this snapshot, and by how much. */
