@@ -79,7 +79,19 @@ if ! mvn -B -q -o -pl benchmarks -am compile dependency:build-classpath -Dmdep.o
   echo "rxe-vs-perftest: build failed (log: $OUT/launch/mvn-build.log)" >&2
   exit 1
 fi
-CLASSPATH_VALUE="$ROOT/benchmarks/target/classes:$(cat "benchmarks/target/$CP_NAME")"
+# The guests run a copy of the project's classes, so rebuilding (or merging) while a run waits for the lab lock or
+# runs cannot change the code under it; jars come from the local Maven repository and do not change.
+CLASSES_COPY=$OUT/launch/classes
+CLASSPATH_VALUE=
+for entry in "$ROOT/benchmarks/target/classes" $(tr ':' ' ' < "benchmarks/target/$CP_NAME"); do
+  if [ -d "$entry" ]; then
+    module=$(basename "$(dirname "$(dirname "$entry")")")
+    mkdir -p "$CLASSES_COPY/$module"
+    cp -r "$entry/." "$CLASSES_COPY/$module/"
+    entry=$CLASSES_COPY/$module
+  fi
+  CLASSPATH_VALUE=${CLASSPATH_VALUE:+$CLASSPATH_VALUE:}$entry
+done
 find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
 {
   for f in $RDMABUS_JVM_FLAGS; do echo "$f"; done

@@ -9,13 +9,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusException;
@@ -531,33 +534,41 @@ public final class RxeBusBench implements Callable<Integer> {
      */
     record QpSnapshot(List<String[]> qps, String error, String listing) {
         static QpSnapshot take() {
-            final List<String[]> qps = new ArrayList<>();
             try {
                 // The kernel lists the id of the thread that created a QP (the transport's cm agent), not the process
                 // id: match any thread of this process.
-                final java.util.Set<String> tids = new java.util.HashSet<>();
-                try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+                final Set<String> tids = new HashSet<>();
+                try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
                     tasks.forEach(t -> tids.add(t.getFileName().toString()));
                 }
                 final Process p = new ProcessBuilder("rdma", "resource", "show", "qp").redirectErrorStream(true).start();
                 final String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                    return new QpSnapshot(qps, "rdma resource show qp failed: " + text.strip(), text);
+                    return new QpSnapshot(List.of(), "rdma resource show qp failed: " + text.strip(), text);
                 }
-                for (final String line : text.split("\n")) {
-                    final String[] t = line.trim().split("\\s+");
-                    if (!tids.contains(String.valueOf(value(t, "pid")))) {
-                        continue;
-                    }
-                    qps.add(new String[] {value(t, "lqpn"), value(t, "type"), value(t, "sq-psn")});
-                }
-                return new QpSnapshot(qps, null, text);
+                return parse(text, tids);
             } catch (final IOException ex) {
-                return new QpSnapshot(qps, "cannot run rdma resource show qp: " + ex.getMessage(), "");
+                return new QpSnapshot(List.of(), "cannot run rdma resource show qp: " + ex.getMessage(), "");
             } catch (final InterruptedException ex) {
                 Thread.currentThread().interrupt();
-                return new QpSnapshot(qps, "interrupted", "");
+                return new QpSnapshot(List.of(), "interrupted", "");
             }
+        }
+
+        /**
+         * @param listing output of {@code rdma resource show qp} (one QP per line, "key value" pairs)
+         * @param tids    thread ids whose QPs to keep
+         * @return the QPs (number, type, send PSN) of those threads
+         */
+        static QpSnapshot parse(final String listing, final Set<String> tids) {
+            final List<String[]> qps = new ArrayList<>();
+            for (final String line : listing.split("\n")) {
+                final String[] t = line.trim().split("\\s+");
+                if (tids.contains(String.valueOf(value(t, "pid")))) {
+                    qps.add(new String[] {value(t, "lqpn"), value(t, "type"), value(t, "sq-psn")});
+                }
+            }
+            return new QpSnapshot(qps, null, listing);
         }
 
         private static String value(final String[] tokens, final String key) {
