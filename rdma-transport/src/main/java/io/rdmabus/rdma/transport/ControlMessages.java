@@ -13,19 +13,20 @@ import org.agrona.DirectBuffer;
  * <p>Rules (a message that breaks one is malformed): at least the 8-byte envelope; the type word is one of
  * {@link Wire}'s types with its reserved bytes 0 (the poller reads type as a 32-bit word); DATA carries a non-zero
  * topic id and at most {@code maxFrameBytes} after the envelope; control messages are exactly
- * {@link Wire#CONTROL_BYTES} long; INIT grants 1..{@code maxCredits} credits and a frame size at least ours; CREDIT
- * returns 1..{@code maxCredits}; SUB/UNSUB name a non-zero topic id.
+ * {@link Wire#CONTROL_MESSAGE_BYTES} long, AUTH exactly {@link Wire#AUTH_BYTES}; INIT grants 1..{@code maxCredits}
+ * credits and a frame size at least ours; CREDIT returns 0..{@code maxCredits} (0: a no-op whose signalled completion
+ * releases unsignalled data sends); SUB/UNSUB name a non-zero topic id.
  */
 final class ControlMessages {
-    /** Too short for the envelope (or, for control messages, for {@link Wire#CONTROL_BYTES}). */
+    /** Too short for the envelope (or, for control messages, for {@link Wire#CONTROL_MESSAGE_BYTES}). */
     static final int ERR_TRUNCATED = -1;
     /** Not a known type, or reserved bytes set. */
     static final int ERR_TYPE = -2;
     /** Topic id 0 (never produced by FNV-1a topic ids). */
     static final int ERR_TOPIC = -3;
-    /** DATA longer than the largest frame, or a control message longer than {@link Wire#CONTROL_BYTES}. */
+    /** DATA longer than the largest frame, or a control message longer than {@link Wire#CONTROL_MESSAGE_BYTES}. */
     static final int ERR_TOO_LONG = -4;
-    /** INIT or CREDIT with a credit count outside 1..maxCredits. */
+    /** INIT with a credit count outside 1..maxCredits, or CREDIT outside 0..maxCredits. */
     static final int ERR_CREDITS = -5;
     /** INIT announcing a smaller frame than ours: a configuration mismatch, not corruption. */
     static final int ERR_PEER_FRAME = -6;
@@ -39,7 +40,7 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#BYE}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#AUTH}) if well formed, else a negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
@@ -53,13 +54,14 @@ final class ControlMessages {
             }
             return length - Wire.ENVELOPE_BYTES > maxFrameBytes ? ERR_TOO_LONG : Wire.DATA;
         }
-        if (type < Wire.INIT || type > Wire.BYE) {
+        if (type < Wire.INIT || type > Wire.AUTH) {
             return ERR_TYPE;
         }
-        if (length < Wire.CONTROL_BYTES) {
+        final int expectedLength = type == Wire.AUTH ? Wire.AUTH_BYTES : Wire.CONTROL_MESSAGE_BYTES;
+        if (length < expectedLength) {
             return ERR_TRUNCATED;
         }
-        if (length > Wire.CONTROL_BYTES) {
+        if (length > expectedLength) {
             return ERR_TOO_LONG;
         }
         return switch (type) {
@@ -69,8 +71,9 @@ final class ControlMessages {
                 }
                 yield buffer.getInt(offset + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN) < maxFrameBytes ? ERR_PEER_FRAME : Wire.INIT;
             }
-            case Wire.CREDIT -> arg < 1 || arg > maxCredits ? ERR_CREDITS : Wire.CREDIT;
+            case Wire.CREDIT -> arg < 0 || arg > maxCredits ? ERR_CREDITS : Wire.CREDIT;
             case Wire.SUB, Wire.UNSUB -> arg == 0 ? ERR_TOPIC : type;
+            case Wire.AUTH -> Wire.AUTH;
             default -> Wire.BYE;
         };
     }
@@ -87,6 +90,7 @@ final class ControlMessages {
             case Wire.SUB -> "sub";
             case Wire.UNSUB -> "unsub";
             case Wire.BYE -> "bye";
+            case Wire.AUTH -> "auth";
             case ERR_TRUNCATED -> "truncated message";
             case ERR_TYPE -> "unknown message type or reserved bytes set";
             case ERR_TOPIC -> "topic id 0";

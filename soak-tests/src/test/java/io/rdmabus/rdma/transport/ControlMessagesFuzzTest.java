@@ -24,15 +24,17 @@ class ControlMessagesFuzzTest {
     private static final int MAX_FRAME = 16384;
     private static final int MAX_CREDITS = 112;
 
-    /** What the transport sends (RdmaTransport.sendControl / RdmaPublication): 16-byte control, 8-byte envelope + frame. */
+    /** What the transport sends (RdmaTransport.sendControl / sendAuth / RdmaPublication): 16-byte control, 40-byte AUTH, 8-byte envelope + frame. */
     private static byte[] wellFormed(final SplittableRandom rnd) {
-        final int type = 1 + rnd.nextInt(6);
-        final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256) : Wire.CONTROL_BYTES];
+        final int type = 1 + rnd.nextInt(7);
+        final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
+            : type == Wire.AUTH ? Wire.AUTH_BYTES : Wire.CONTROL_MESSAGE_BYTES];
         final UnsafeBuffer v = new UnsafeBuffer(b);
         v.putInt(Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
         final int arg = switch (type) {
-            case Wire.INIT, Wire.CREDIT -> 1 + rnd.nextInt(MAX_CREDITS);
-            case Wire.BYE -> 0;
+            case Wire.INIT -> 1 + rnd.nextInt(MAX_CREDITS);
+            case Wire.CREDIT -> rnd.nextInt(MAX_CREDITS + 1); // 0: the no-op that releases unsignalled sends
+            case Wire.BYE, Wire.AUTH -> 0;
             default -> rnd.nextInt() | 1;
         };
         v.putInt(Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
@@ -51,14 +53,15 @@ class ControlMessagesFuzzTest {
         final int typeByte = b[0] & 0xFF;
         final boolean reservedZero = b[1] == 0 && b[2] == 0 && b[3] == 0;
         final int arg = v.getInt(4, ByteOrder.LITTLE_ENDIAN);
-        if (!reservedZero || typeByte < 1 || typeByte > 6) {
+        if (!reservedZero || typeByte < 1 || typeByte > 7) {
             return ControlMessages.ERR_TYPE;
         }
         if (typeByte == 1) {
             return arg == 0 ? ControlMessages.ERR_TOPIC : length - 8 > MAX_FRAME ? ControlMessages.ERR_TOO_LONG : 1;
         }
-        if (length != 16) {
-            return length < 16 ? ControlMessages.ERR_TRUNCATED : ControlMessages.ERR_TOO_LONG;
+        final int fixed = typeByte == 7 ? 40 : 16;
+        if (length != fixed) {
+            return length < fixed ? ControlMessages.ERR_TRUNCATED : ControlMessages.ERR_TOO_LONG;
         }
         switch (typeByte) {
             case 2:
@@ -67,10 +70,12 @@ class ControlMessagesFuzzTest {
                 }
                 return v.getInt(8, ByteOrder.LITTLE_ENDIAN) < MAX_FRAME ? ControlMessages.ERR_PEER_FRAME : 2;
             case 3:
-                return arg < 1 || arg > MAX_CREDITS ? ControlMessages.ERR_CREDITS : 3;
+                return arg < 0 || arg > MAX_CREDITS ? ControlMessages.ERR_CREDITS : 3;
             case 4:
             case 5:
                 return arg == 0 ? ControlMessages.ERR_TOPIC : typeByte;
+            case 7:
+                return 7;
             default:
                 return 6;
         }
@@ -80,14 +85,14 @@ class ControlMessagesFuzzTest {
     private static boolean inlineActsOn(final byte[] b) {
         final UnsafeBuffer v = new UnsafeBuffer(b);
         final int type = v.getInt(0, ByteOrder.LITTLE_ENDIAN);
-        return type >= Wire.DATA && type <= Wire.BYE; // no length, credit-range or topic check
+        return type >= Wire.DATA && type <= Wire.AUTH; // no length, credit-range or topic check
     }
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void classifyNeverThrowsMatchesTheLayoutAndAcceptsWhatTheTransportSends() {
         final Fuzz fuzz = Fuzz.start("rdma ControlMessages.classify");
-        final int[] byCode = new int[13];
+        final int[] byCode = new int[14];
         long inlineWouldActOnMalformed = 0;
         long malformed = 0;
         while (fuzz.more()) {
@@ -129,7 +134,7 @@ class ControlMessagesFuzzTest {
                 }
             }
         }
-        System.out.println(fuzz.summary("byCode(-6..6)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
+        System.out.println(fuzz.summary("byCode(-6..7)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
         assertTrue(malformed > 0 && byCode[Wire.CREDIT + 6] > 0 && byCode[Wire.DATA + 6] > 0, fuzz.fail("generator too narrow"));
     }
