@@ -83,6 +83,8 @@ final class Connection {
     int headSinkIndex;
     int creditsToReturn;
     boolean initSent;
+    /** {@link #postedSends()} at the poller's previous quiet check (tail release, see flushControl). */
+    long postedAtLastQuiet = -1;
     final boolean[] ctrlBusy = new boolean[RdmaTransportConfig.CONTROL_SLOTS];
     final ArrayDeque<long[]> pendingControl = new ArrayDeque<>();
 
@@ -166,6 +168,13 @@ final class Connection {
     void releaseAll(final AtomicReferenceArray<RdmaPublication> pools) {
         synchronized (postLock) {
             releaseUpTo(postedSeq, pools);
+        }
+    }
+
+    /** @return data sends posted so far (read under postLock) */
+    long postedSends() {
+        synchronized (postLock) {
+            return postedSeq;
         }
     }
 

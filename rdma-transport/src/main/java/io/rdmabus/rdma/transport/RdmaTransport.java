@@ -71,7 +71,9 @@ public final class RdmaTransport implements Transport {
     /** Bound on one sleep of the idle poller on the completion channel (commands queued meanwhile wait this long). */
     private static final long POLLER_SLEEP_MS = 2;
     /** Bound on one wait of the cm agent for a connect request (seeds, teardown commands wait at most this long). */
-    private static final long CM_WAIT_MS = 10;
+    private static final long CM_WAIT_MS = 25;
+    /** The poller yields (rather than sleeps on the completion channel) this long after its last work. */
+    private static final long POLLER_YIELD_WINDOW_NS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final RdmaTransportConfig config;
     private final long nodeId = ThreadLocalRandom.current().nextLong();
@@ -217,7 +219,8 @@ public final class RdmaTransport implements Transport {
             }
         }
         Poller poller = new Poller("rdma-bus-rdma-poller-" + ctx.busName());
-        pollerRunner = new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS), ctx.errorHandler()::accept,
+        pollerRunner = new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
+                POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept,
                 null, poller);
         cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new CmAgent("rdma-bus-rdma-cm-" + ctx.busName(), seeds));
         if (config.auth().unset()) {
@@ -822,8 +825,14 @@ public final class RdmaTransport implements Transport {
             }
             int threshold = Math.max(1, config.dataCredits() / 4);
             // batch credits (a CREDIT costs a send and two completions); an idle poller returns what it has at once
-            // quiet with unsignalled data sends whose completion never comes: a (signalled) CREDIT releases them
-            boolean tail = idle && !anyControlInFlight(c) && c.unreleasedSends() > 0;
+            // quiet with unsignalled data sends whose completion never comes (no new post since the last quiet check,
+            // so the publisher stopped rather than paused): a signalled CREDIT, possibly of 0, releases them
+            boolean tail = false;
+            if (idle) {
+                long posted = c.postedSends();
+                tail = posted == c.postedAtLastQuiet && !anyControlInFlight(c) && c.unreleasedSends() > 0;
+                c.postedAtLastQuiet = posted;
+            }
             if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle) || tail) {
                 if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
                     creditSends++;
