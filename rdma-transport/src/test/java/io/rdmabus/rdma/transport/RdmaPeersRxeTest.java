@@ -153,6 +153,115 @@ class RdmaPeersRxeTest {
         assertTrue(errors.isEmpty(), "agent errors: " + errors);
     }
 
+    /**
+     * Reactive-streams rule 3.13 below the bus: after a subscription is closed, the transport keeps no reference to its
+     * sink (which, in the bus, leads to the subscriber). Also the same check through the bus with a generous GC window,
+     * to tell a reference kept by the stack from the RS TCK's 100 ms wait for the reference queue under emulation.
+     */
+    @Test
+    void aClosedSubscriptionsSinkAndACancelledBusSubscriberAreCollectable() throws Exception {
+        String ip = selfIp();
+        int pSub = PORTS.getAndIncrement();
+        RdmaTransport sub = start("gc-sub", pSub, List.of(), null);
+        RdmaTransport pubT = start("gc-pub", PORTS.getAndIncrement(), List.of(ip + ":" + pSub), null);
+        TopicDescriptor topic = new TopicDescriptor("gc", 5, Delivery.RELIABLE, 1024);
+        java.lang.ref.ReferenceQueue<Object> queue = new java.lang.ref.ReferenceQueue<>();
+        java.lang.ref.WeakReference<Object> ref = subscribeSendClose(sub, pubT, topic, queue);
+        long t0 = System.nanoTime();
+        java.lang.ref.Reference<?> got = null;
+        for (int i = 0; i < 20 && got == null; i++) {
+            System.gc();
+            got = queue.remove(250);
+        }
+        System.err.println("rule 3.13 below the bus: sink collected=" + (got == ref) + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        assertTrue(got == ref, "the rdma transport still references a closed subscription's sink");
+
+        // the same through the bus: Flux subscriber gets one value, cancels; collectable within 5 s?
+        Map<String, String> props = new HashMap<>();
+        props.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(PORTS.getAndIncrement()));
+        props.put(RdmaTransportConfig.CM_PORT_RANGE, "1");
+        props.put(RdmaTransportConfig.BIND, ip);
+        RdmaTransport busT = new RdmaTransport(RdmaTransportConfig.parse(props));
+        try (io.rdmabus.Bus subBus = io.rdmabus.Bus.builder().name("gc-bus-sub").transport(busT)
+                .discovery(new StaticSeedDiscovery(Map.of("rdma", List.of()))).idleStrategy("backoff").build();
+             io.rdmabus.Bus pubBus = io.rdmabus.Bus.builder().name("gc-bus-pub").transport("rdma")
+                .transportProperty(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(PORTS.getAndIncrement()))
+                .transportProperty(RdmaTransportConfig.CM_PORT_RANGE, "1").transportProperty(RdmaTransportConfig.BIND, ip)
+                .discovery(new StaticSeedDiscovery(Map.of("rdma", List.of(busT.listenEndpoint())))).idleStrategy("backoff").build()) {
+            io.rdmabus.Topic<String> t = io.rdmabus.Topic.of("gc-bus", io.rdmabus.codecs.Codecs.utf8(), Delivery.RELIABLE);
+            java.lang.ref.ReferenceQueue<Object> q2 = new java.lang.ref.ReferenceQueue<>();
+            java.lang.ref.WeakReference<Object> busRef = subscribeOneAndCancel(subBus, pubBus, t, q2);
+            Thread.sleep(1000); // as the RS TCK does before its System.gc()
+            t0 = System.nanoTime();
+            System.gc();
+            java.lang.ref.Reference<?> within100 = q2.remove(100);
+            got = within100;
+            for (int i = 0; i < 20 && got == null; i++) {
+                System.gc();
+                got = q2.remove(250);
+            }
+            System.err.println("rule 3.13 through the bus: subscriber collected=" + (got == busRef) + " (within the RS TCK's 100 ms: "
+                    + (within100 == busRef) + ") after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            assertTrue(got == busRef, "a cancelled bus subscriber is still referenced 5 s after cancel");
+        }
+        errors.removeIf(e -> String.valueOf(e.getMessage()).startsWith("rdma accept failed"));
+        assertTrue(errors.isEmpty(), "agent errors: " + errors);
+    }
+
+    private static java.lang.ref.WeakReference<Object> subscribeSendClose(final RdmaTransport sub, final RdmaTransport pubT,
+            final TopicDescriptor topic, final java.lang.ref.ReferenceQueue<Object> queue) throws Exception {
+        Sink sink = new Sink();
+        io.rdmabus.spi.TransportSubscription s = sub.addSubscription(topic, sink);
+        TransportPublication pub = pubT.addPublication(topic);
+        awaitConnected(pub);
+        send(pub, 0, 50);
+        awaitFrames(sink, 50, 30_000);
+        assertEquals(50, sink.frames.get());
+        s.close();
+        pub.close();
+        return new java.lang.ref.WeakReference<>(sink, queue);
+    }
+
+    private static java.lang.ref.WeakReference<Object> subscribeOneAndCancel(final io.rdmabus.Bus subBus, final io.rdmabus.Bus pubBus,
+            final io.rdmabus.Topic<String> t, final java.lang.ref.ReferenceQueue<Object> queue) throws Exception {
+        java.util.concurrent.CountDownLatch one = new java.util.concurrent.CountDownLatch(1);
+        org.reactivestreams.Subscriber<Object> subscriber = new org.reactivestreams.Subscriber<>() {
+            private org.reactivestreams.Subscription subscription;
+
+            @Override
+            public void onSubscribe(final org.reactivestreams.Subscription s) {
+                subscription = s;
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(final Object v) {
+                subscription.cancel();
+                one.countDown();
+            }
+
+            @Override
+            public void onError(final Throwable e) {
+                one.countDown();
+            }
+
+            @Override
+            public void onComplete() {
+                one.countDown();
+            }
+        };
+        subBus.subscribe(t).subscribe(subscriber);
+        io.rdmabus.BusPublication<String> pub = pubBus.publication(t);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (one.getCount() > 0 && System.nanoTime() < deadline) {
+            pub.offer("v");
+            Thread.sleep(20);
+        }
+        assertEquals(0, one.getCount(), "the bus subscriber got no value");
+        pub.close();
+        return new java.lang.ref.WeakReference<>(subscriber, queue);
+    }
+
     @Test
     void theRightSecretConnectsAWrongOrMissingSecretIsRefusedAndGetsNoFrame() throws Exception {
         String ip = selfIp();
