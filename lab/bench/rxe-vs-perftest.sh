@@ -134,24 +134,25 @@ SUMMARY=$OUT/summary.md
 for guests in ${TOPOLOGIES//,/ }; do
   run_out=$OUT/guests$guests
   echo "rxe-vs-perftest: lab run with $guests guest(s), output $run_out"
-  load_before=$(loadavg)
-  # host load average, sampled every 5 s during the lab run
-  ( while :; do echo "$(date -u +%H:%M:%S) $(loadavg)"; sleep 5; done ) > "$OUT/host-load-guests$guests.txt" &
-  sampler=$!
+  lab_cmd=("$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench
+    -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS")
   set +e
-  if [ "$LOCK" = none ]; then
-    "$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench \
-      -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS"
-  else
-    echo "rxe-vs-perftest: waiting for the lab lock $LOCK"
-    flock "$LOCK" "$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench \
-      -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS"
-  fi
-  lab_rc=$?
+  {
+    if [ "$LOCK" != none ]; then
+      echo "rxe-vs-perftest: waiting for the lab lock $LOCK"
+      flock 9
+    fi
+    load_before=$(loadavg)
+    # host load average, sampled every 5 s while the lab runs (not while waiting for the lock)
+    ( while :; do echo "$(date -u +%H:%M:%S) $(loadavg)"; sleep 5; done ) > "$OUT/host-load-guests$guests.txt" 9>&- &
+    sampler=$!
+    "${lab_cmd[@]}" 9>&-
+    lab_rc=$?
+    kill "$sampler" 2>/dev/null
+    wait "$sampler" 2>/dev/null
+    load_after=$(loadavg)
+  } 9>>"$( [ "$LOCK" = none ] && echo /dev/null || echo "$LOCK")"
   set -e
-  kill "$sampler" 2>/dev/null || true
-  wait "$sampler" 2>/dev/null || true
-  load_after=$(loadavg)
   [ "$lab_rc" = 77 ] && exit 77
   [ "$lab_rc" = 0 ] || overall=1
   load_samples=$(awk '{ n++; s += $2; if (n == 1 || $2 > max) max = $2; if (n == 1 || $2 < min) min = $2 }

@@ -383,6 +383,13 @@ public final class RxeBusBench implements Callable<Integer> {
             }
             final Properties pub = readProperties(sync.resolve("rate.done"));
             Thread.sleep(1000); // messages still in flight when the publisher stopped
+            for (final SubscriptionStats st : bus.stats().subscriptions()) { // before dispose: a disposed subscription is not listed
+                if (st.topic().equals(RATE.name())) {
+                    results.setProperty("rate.sub.frames-received", Long.toString(st.framesReceived()));
+                    results.setProperty("rate.sub.dropped-by-subscriber", Long.toString(st.droppedBySubscriber()));
+                    results.setProperty("rate.sub.gap-messages", Long.toString(st.gapMessages()));
+                }
+            }
             subscription.dispose();
             pub.forEach((k, v) -> results.setProperty((String) k, (String) v));
             final long firstSeq = Long.parseLong(pub.getProperty("rate.sent.first-seq"));
@@ -401,12 +408,6 @@ public final class RxeBusBench implements Callable<Integer> {
             results.setProperty("rate.received.total", Long.toString(received.get()));
             results.setProperty("rate.received.messages", Long.toString(inWindow));
             results.setProperty("rate.received.overflow", Long.toString(overflow.get()));
-            for (final SubscriptionStats s : bus.stats().subscriptions()) {
-                if (s.topic().equals(RATE.name())) {
-                    results.setProperty("rate.sub.dropped-by-subscriber", Long.toString(s.droppedBySubscriber()));
-                    results.setProperty("rate.sub.gap-messages", Long.toString(s.gapMessages()));
-                }
-            }
             if (inWindow < 2) {
                 throw new BusException("only " + inWindow + " of the measured window's " + (lastSeq - firstSeq + 1) + " messages arrived: no rate");
             }
