@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -90,6 +91,9 @@ public final class RxeBusBench implements Callable<Integer> {
     int rateWarmupS;
     @Option(names = "--phase-timeout-s", defaultValue = "240", description = "bound on each phase, connection set-up included (default: ${DEFAULT-VALUE})")
     int phaseTimeoutS;
+    @Option(names = {"-p", "--property"}, paramLabel = "KEY=VALUE",
+        description = "extra rdma transport property for every bus of both phases (e.g. -p rdma.frame.bytes=4096); repeatable")
+    Map<String, String> properties = new LinkedHashMap<>();
     @Option(names = "--sync", description = "directory shared by both sides (default: a fresh temporary directory, only for --role both)")
     Path sync;
     @Option(names = "--results", description = "client/both: properties file for the results (default: none)")
@@ -434,6 +438,7 @@ public final class RxeBusBench implements Callable<Integer> {
         if (bind != null) {
             builder.transportProperty("rdma.bind", bind);
         }
+        properties.forEach(builder::transportProperty);
         if (listenPort > 0) {
             builder.transportProperty("rdma.cm.port.base", Integer.toString(listenPort)).transportProperty("rdma.cm.port.range", "1");
         } else {
