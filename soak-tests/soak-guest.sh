@@ -4,6 +4,8 @@
 # Guest 1 runs the publisher, guests 2..N a subscriber each. Each guest runs its own part of the fault schedule
 # (faults are local to a guest: its JVM, its NIC) at fixed fractions of the traffic window and logs each fault, with
 # its wall-clock time in ms, to $LAB_SHARED/faults.log for the report.
+# rxe-lab runs guest scripts with sh (dash): re-run under bash
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 D=${1:?traffic seconds}
 RATE=${2:?quotes per second}

@@ -5,7 +5,7 @@
 # other, never at the same time. Prints a table and the ratio lines, writes raw logs + summary.md to the output folder.
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S]
-#                      [--idle backoff,yielding,busy-spin] [--out DIR] [--timeout-s S]
+#                      [--idle backoff,yielding,busy-spin] [--property KEY=VALUE]... [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
@@ -14,6 +14,7 @@
 #   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
 #                after 3 s of unmeasured publishing)
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
+#   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
 #
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
@@ -32,6 +33,7 @@ RATE_S=10
 IDLES=backoff,yielding,busy-spin
 OUT=
 TIMEOUT_S=900
+PROPERTIES=()
 
 usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
@@ -44,6 +46,8 @@ while [ $# -gt 0 ]; do
     --rate-s) RATE_S=${2:?}; shift 2 ;;
     --idle) IDLES=${2:?}; shift 2 ;;
     --out) OUT=${2:?}; shift 2 ;;
+    --property) [[ ${2:-} =~ ^rdma\.[a-z.]+=[^[:space:]]+$ ]] || { echo "rxe-vs-perftest: --property wants rdma.KEY=VALUE" >&2; exit 2; }
+      PROPERTIES+=("$2"); shift 2 ;;
     --timeout-s) TIMEOUT_S=${2:?}; shift 2 ;;
     -h|--help) usage ;;
     *) echo "rxe-vs-perftest: unknown argument '$1'" >&2; usage ;;
@@ -57,6 +61,9 @@ done
   || { echo "rxe-vs-perftest: need --count >= 10, --ud-seconds >= 1, --rate-s >= 1" >&2; exit 2; }
 [[ $IDLES =~ ^(busy-spin|yielding|backoff|sleeping)(,(busy-spin|yielding|backoff|sleeping))*$ ]] \
   || { echo "rxe-vs-perftest: --idle wants a list of busy-spin, yielding, backoff, sleeping" >&2; exit 2; }
+
+PROP_TEXT=
+for p in ${PROPERTIES[@]+"${PROPERTIES[@]}"}; do PROP_TEXT+=" --property $p"; done
 
 # The lab first: nothing to build if it cannot run (rxe-lab.sh prints the SKIPPED line).
 set +e
@@ -106,6 +113,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
   echo "--idle"; echo "$IDLES"
   echo "--rate-s"; echo "$RATE_S"
   echo "--rate-warmup-s"; echo "3"
+  for p in ${PROPERTIES[@]+"${PROPERTIES[@]}"}; do echo "--property"; echo "$p"; done
 } > "$OUT/launch/bench.args"
 
 # ------------------------------------------------------------------ summary helpers
@@ -127,31 +135,32 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --idle $IDLES\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --idle $IDLES$PROP_TEXT\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
 for guests in ${TOPOLOGIES//,/ }; do
   run_out=$OUT/guests$guests
   echo "rxe-vs-perftest: lab run with $guests guest(s), output $run_out"
-  load_before=$(loadavg)
-  # host load average, sampled every 5 s during the lab run
-  ( while :; do echo "$(date -u +%H:%M:%S) $(loadavg)"; sleep 5; done ) > "$OUT/host-load-guests$guests.txt" &
-  sampler=$!
+  lab_cmd=("$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench
+    -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS")
   set +e
-  if [ "$LOCK" = none ]; then
-    "$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench \
-      -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS"
-  else
-    echo "rxe-vs-perftest: waiting for the lab lock $LOCK"
-    flock "$LOCK" "$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench \
-      -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS"
-  fi
-  lab_rc=$?
+  {
+    if [ "$LOCK" != none ]; then
+      echo "rxe-vs-perftest: waiting for the lab lock $LOCK"
+      flock 9
+    fi
+    load_before=$(loadavg)
+    # host load average, sampled every 5 s while the lab runs (not while waiting for the lock)
+    ( while :; do echo "$(date -u +%H:%M:%S) $(loadavg)"; sleep 5; done ) > "$OUT/host-load-guests$guests.txt" 9>&- &
+    sampler=$!
+    "${lab_cmd[@]}" 9>&-
+    lab_rc=$?
+    kill "$sampler" 2>/dev/null
+    wait "$sampler" 2>/dev/null
+    load_after=$(loadavg)
+  } 9>>"$( [ "$LOCK" = none ] && echo /dev/null || echo "$LOCK")"
   set -e
-  kill "$sampler" 2>/dev/null || true
-  wait "$sampler" 2>/dev/null || true
-  load_after=$(loadavg)
   [ "$lab_rc" = 77 ] && exit 77
   [ "$lab_rc" = 0 ] || overall=1
   load_samples=$(awk '{ n++; s += $2; if (n == 1 || $2 > max) max = $2; if (n == 1 || $2 < min) min = $2 }
@@ -214,7 +223,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
     echo "    java \$RDMABUS_JVM_FLAGS -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
-    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --rate-s $RATE_S --rate-warmup-s 3"
+    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --rate-s $RATE_S --rate-warmup-s 3$PROP_TEXT"
   } >> "$SUMMARY"
 done
 

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -90,6 +91,9 @@ public final class RxeBusBench implements Callable<Integer> {
     int rateWarmupS;
     @Option(names = "--phase-timeout-s", defaultValue = "240", description = "bound on each phase, connection set-up included (default: ${DEFAULT-VALUE})")
     int phaseTimeoutS;
+    @Option(names = {"-p", "--property"}, paramLabel = "KEY=VALUE",
+        description = "extra rdma transport property for every bus of both phases (e.g. -p rdma.frame.bytes=4096); repeatable")
+    Map<String, String> properties = new LinkedHashMap<>();
     @Option(names = "--sync", description = "directory shared by both sides (default: a fresh temporary directory, only for --role both)")
     Path sync;
     @Option(names = "--results", description = "client/both: properties file for the results (default: none)")
@@ -383,6 +387,13 @@ public final class RxeBusBench implements Callable<Integer> {
             }
             final Properties pub = readProperties(sync.resolve("rate.done"));
             Thread.sleep(1000); // messages still in flight when the publisher stopped
+            for (final SubscriptionStats st : bus.stats().subscriptions()) { // before dispose: a disposed subscription is not listed
+                if (st.topic().equals(RATE.name())) {
+                    results.setProperty("rate.sub.frames-received", Long.toString(st.framesReceived()));
+                    results.setProperty("rate.sub.dropped-by-subscriber", Long.toString(st.droppedBySubscriber()));
+                    results.setProperty("rate.sub.gap-messages", Long.toString(st.gapMessages()));
+                }
+            }
             subscription.dispose();
             pub.forEach((k, v) -> results.setProperty((String) k, (String) v));
             final long firstSeq = Long.parseLong(pub.getProperty("rate.sent.first-seq"));
@@ -401,12 +412,6 @@ public final class RxeBusBench implements Callable<Integer> {
             results.setProperty("rate.received.total", Long.toString(received.get()));
             results.setProperty("rate.received.messages", Long.toString(inWindow));
             results.setProperty("rate.received.overflow", Long.toString(overflow.get()));
-            for (final SubscriptionStats s : bus.stats().subscriptions()) {
-                if (s.topic().equals(RATE.name())) {
-                    results.setProperty("rate.sub.dropped-by-subscriber", Long.toString(s.droppedBySubscriber()));
-                    results.setProperty("rate.sub.gap-messages", Long.toString(s.gapMessages()));
-                }
-            }
             if (inWindow < 2) {
                 throw new BusException("only " + inWindow + " of the measured window's " + (lastSeq - firstSeq + 1) + " messages arrived: no rate");
             }
@@ -433,6 +438,7 @@ public final class RxeBusBench implements Callable<Integer> {
         if (bind != null) {
             builder.transportProperty("rdma.bind", bind);
         }
+        properties.forEach(builder::transportProperty);
         if (listenPort > 0) {
             builder.transportProperty("rdma.cm.port.base", Integer.toString(listenPort)).transportProperty("rdma.cm.port.range", "1");
         } else {

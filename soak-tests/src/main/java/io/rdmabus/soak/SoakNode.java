@@ -39,6 +39,8 @@ import reactor.core.Disposable;
  * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S --end-epoch-s T [--name N]
  * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P --stop-file F --end-epoch-s T [--name N]
  * </pre>
+ * {@code --transport tcp} (default {@code rdma}) runs the same nodes over TCP on one host, to smoke-test the harness
+ * itself without the lab.
  * Trades go at a quarter of the quote rate. Exit code 0 on a clean close, 1 if a bus thread was left or spinning.
  */
 public final class SoakNode {
@@ -64,11 +66,16 @@ public final class SoakNode {
         Files.createDirectories(out);
         final String name = opt.getOrDefault("name", args[0]) + "-" + ProcessHandle.current().pid();
         final long endMs = Long.parseLong(require(opt, "end-epoch-s")) * 1000;
-        final Bus bus = Bus.builder().name(name).transport("rdma").idleStrategy("backoff")
-            .transportProperty("rdma.bind", require(opt, "bind")).transportProperty("rdma.cm.port.base", require(opt, "port"))
-            .transportProperty("rdma.cm.port.range", "1")
-            .discovery(new StaticSeedDiscovery(Map.of("rdma", opt.containsKey("seed") ? List.of(opt.get("seed")) : List.of())))
-            .build();
+        final String transport = opt.getOrDefault("transport", "rdma");
+        final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
+            .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed")) : List.of())));
+        if (transport.equals("rdma")) {
+            builder.transportProperty("rdma.bind", require(opt, "bind")).transportProperty("rdma.cm.port.base", require(opt, "port"))
+                .transportProperty("rdma.cm.port.range", "1");
+        } else if (transport.equals("tcp")) {
+            builder.transportProperty("tcp.bind", require(opt, "bind") + ":" + require(opt, "port")); // host smoke test of the harness
+        }
+        final Bus bus = builder.build();
         System.out.println("soak " + name + ": bus up on " + opt.get("bind") + ":" + opt.get("port") + " at " + System.currentTimeMillis());
         final int exit = args[0].equals("publisher")
             ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs)
@@ -201,7 +208,8 @@ public final class SoakNode {
     }
 
     private static void record(final Histogram latency, final Histogram interval, final Received<?> r) {
-        final long us = Math.max(0, (System.currentTimeMillis() * 1_000_000L - r.timestampNs()) / 1000);
+        final java.time.Instant now = java.time.Instant.now(); // microsecond wall clock, not currentTimeMillis' milliseconds
+        final long us = Math.max(0, (now.getEpochSecond() * 1_000_000_000L + now.getNano() - r.timestampNs()) / 1000);
         final long clamped = Math.min(us, latency.getHighestTrackableValue());
         latency.recordValue(clamped);
         interval.recordValue(clamped);

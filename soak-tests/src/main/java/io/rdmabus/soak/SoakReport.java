@@ -277,7 +277,7 @@ public final class SoakReport {
         }
         RatePlot.render("soak " + profile + ": receive rate per subscriber JVM, faults marked", rates, markers, report.resolve("rate.png").toFile());
         if (!latency.isEmpty()) {
-            SoakPlotBridge.percentiles("soak " + profile + ": end-to-end latency (publisher timestamp to subscriber; includes guest clock skew)", latency,
+            SoakPlotBridge.percentiles("soak " + profile + ": one-way latency per subscriber JVM (clock skew included)", latency,
                 report.resolve("latency.png").toFile());
         }
         final boolean pass = problems.isEmpty();
