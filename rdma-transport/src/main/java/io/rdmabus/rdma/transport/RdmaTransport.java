@@ -59,6 +59,8 @@ public final class RdmaTransport implements Transport {
     static final int KIND_RECV = 1;
     static final int KIND_CTRL_SEND = 2;
     static final int KIND_DATA_SEND = 3;
+    static final int KIND_UD_SEND = 4;
+    static final int KIND_UD_RECV = 5;
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
     private static final byte[] MAGIC = "RBUS1".getBytes(StandardCharsets.US_ASCII);
@@ -84,6 +86,8 @@ public final class RdmaTransport implements Transport {
     private VerbsContext verbs;
     private ProtectionDomain pd;
     private CompletionQueue cq;
+    /** The BEST_EFFORT path over UD; null in {@code rdma.ud.mode=rc}. */
+    private UdEndpoint ud;
     private AgentRunner pollerRunner;
     private AgentRunner cmRunner;
     private volatile boolean started;
@@ -103,7 +107,8 @@ public final class RdmaTransport implements Transport {
 
     @Override
     public TransportCapabilities capabilities() {
-        return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(), false, true);
+        return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(),
+                config.ud().mode() == UdConfig.Mode.MULTICAST, true);
     }
 
     /** @return the rdma_cm endpoint this transport listens on ({@code ip:port}), for other nodes' seed lists */
@@ -151,6 +156,9 @@ public final class RdmaTransport implements Transport {
             pd = verbs.allocateProtectionDomain();
             int maxCqe = verbs.queryDevice().maxCqe();
             cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), null);
+            if (config.ud().mode() != UdConfig.Mode.RC) {
+                ud = UdEndpoint.open(config.ud(), config.udPayloadBytes(), config.sendBuffers(), pd, cq, bindIp, ctx.errorHandler()::accept);
+            }
         } catch (UnknownHostException | RuntimeException e) {
             releaseNative();
             if (e instanceof TransportException te) {
@@ -188,6 +196,9 @@ public final class RdmaTransport implements Transport {
     @Override
     public TransportPublication addPublication(final TopicDescriptor topic) {
         checkRunning();
+        if (ud != null && topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
+            return ud.addPublication(topic, route(topic.topicId())); // UD path
+        }
         int maxFrame = capabilities().maxFrameLength(topic.delivery());
         MemoryRegion mr = pd.registerMemory((long) config.slotBytes() * config.sendBuffers(), Access.NONE);
         int index = -1;
@@ -214,6 +225,9 @@ public final class RdmaTransport implements Transport {
     public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
         checkRunning();
         RdmaSubscription sub = new RdmaSubscription(this, topic, sink);
+        if (ud != null && topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
+            ud.subscribe(topic); // UD path: multicast mode joins the topic's group before publishers hear of us
+        }
         runOnPoller(() -> poller().addLocal(sub));
         return sub;
     }
@@ -252,6 +266,9 @@ public final class RdmaTransport implements Transport {
         } else if (pollerRunning()) {
             poller().removeLocal(sub);
         }
+        if (ud != null && sub.topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
+            ud.unsubscribe(sub.topic); // UD path
+        }
     }
 
     /** A publication failed to post on {@code c}: tear it down (any thread). */
@@ -266,6 +283,11 @@ public final class RdmaTransport implements Transport {
     }
 
     private volatile Thread pollerThread;
+
+    /** @return the UD endpoint (tests), or null in {@code rdma.ud.mode=rc} */
+    UdEndpoint udEndpoint() {
+        return ud;
+    }
 
     private Poller poller() {
         return (Poller) pollerRunner.agent();
@@ -394,6 +416,9 @@ public final class RdmaTransport implements Transport {
         for (RdmaPublication p : pubs) {
             p.close();
         }
+        if (ud != null) {
+            ud.closePublications(); // UD path
+        }
         cmRunner.close();
         // Tell every peer we leave (so it tears down at once), then let the poller go.
         try {
@@ -417,6 +442,7 @@ public final class RdmaTransport implements Transport {
             }
         }
         pollerRunner.close();
+        closeQuietly(ud); // UD path: before the CQ and PD it uses
         for (int i = 0; i < TABLE; i++) {
             Connection c = connections.get(i);
             if (c != null) {
@@ -437,6 +463,7 @@ public final class RdmaTransport implements Transport {
     }
 
     private void releaseNative() {
+        closeQuietly(ud);
         closeQuietly(cq);
         closeQuietly(pd);
         closeQuietly(listener);
@@ -478,6 +505,9 @@ public final class RdmaTransport implements Transport {
                 onCompletion(i);
             }
             work += n;
+            if (ud != null) {
+                work += ud.onPollerDuty(); // UD path
+            }
             for (int i = 0; i < active.size(); i++) {
                 Connection c = active.get(i);
                 work += deliverHeld(c);
@@ -493,6 +523,12 @@ public final class RdmaTransport implements Transport {
             int pool = (int) (wrId >>> 16) & 0xFFF;
             int slot = (int) wrId & 0xFFFF;
             int status = wcs.status(i);
+            if (kind == KIND_UD_SEND || kind == KIND_UD_RECV) {
+                if (ud != null) {
+                    ud.onCompletion(wcs, i, kind, pool, slot, local); // UD path
+                }
+                return;
+            }
             Connection c = connections.get(connId & (TABLE - 1));
             if (c != null && c.id != connId) {
                 c = null;
@@ -556,6 +592,12 @@ public final class RdmaTransport implements Transport {
                     fail(c, null);
                     return;
                 }
+                case Wire.UD_INFO -> {
+                    if (ud != null && length >= Wire.CONTROL_BYTES) {
+                        ud.onPeerInfo(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                                c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN)); // UD path
+                    }
+                }
                 default -> context.errorHandler().accept(new TransportException(c + ": unknown control message type " + type));
             }
             repost(c, slot);
@@ -618,7 +660,7 @@ public final class RdmaTransport implements Transport {
             }
             long[] m;
             while ((m = c.pendingControl.peek()) != null) {
-                if (!sendControl(c, (int) m[0], (int) m[1], 0)) {
+                if (!sendControl(c, (int) m[0], (int) m[1], m.length > 2 ? (int) m[2] : 0, m.length > 3 ? (int) m[3] : 0)) {
                     return sent;
                 }
                 c.pendingControl.poll();
@@ -636,6 +678,10 @@ public final class RdmaTransport implements Transport {
         }
 
         private boolean sendControl(final Connection c, final int type, final int arg, final int arg2) {
+            return sendControl(c, type, arg, arg2, 0);
+        }
+
+        private boolean sendControl(final Connection c, final int type, final int arg, final int arg2, final int arg3) {
             int slot = -1;
             for (int i = 0; i < c.ctrlBusy.length; i++) {
                 if (!c.ctrlBusy[i]) {
@@ -650,7 +696,7 @@ public final class RdmaTransport implements Transport {
             c.ctrlView.putInt(base + Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
-            c.ctrlView.putInt(base + 12, 0, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG3_OFFSET, arg3, ByteOrder.LITTLE_ENDIAN);
             c.ctrlBusy[slot] = true;
             c.outstandingSends.incrementAndGet();
             int rc;
@@ -676,6 +722,9 @@ public final class RdmaTransport implements Transport {
                 return;
             }
             active.add(c);
+            if (ud != null) {
+                c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
+            }
             for (int topicId : local.keySet()) {
                 c.pendingControl.add(new long[] {Wire.SUB, topicId});
             }
@@ -729,6 +778,9 @@ public final class RdmaTransport implements Transport {
             c.heldSize = 0;
             for (TopicRoute r : routes.values()) {
                 r.remove(c);
+            }
+            if (ud != null) {
+                ud.forget(c); // UD path
             }
             if (cause != null) {
                 context.errorHandler().accept(cause);
