@@ -386,6 +386,102 @@ class UdRxeTest {
         assertEquals(last - first + 1, got.size() + lost, "every missing sequence between the first and last received is reported once");
     }
 
+    /** Counts frames without allocating (so the measurement sees only the transport). */
+    static final class CountingSink implements SubscriptionSink {
+        final java.util.concurrent.atomic.AtomicLong frames = new java.util.concurrent.atomic.AtomicLong();
+
+        @Override
+        public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
+            frames.lazySet(frames.get() + 1);
+            return CONTINUE;
+        }
+
+        @Override
+        public long availableCredits() {
+            return Long.MAX_VALUE;
+        }
+
+        @Override
+        public void onTransportError(final Throwable cause) {
+            cause.printStackTrace();
+        }
+    }
+
+    /**
+     * Heap bytes allocated per frame by the publishing thread (tryClaim/commit) and by the subscriber's poller (UD
+     * receive, delivery, re-post), from {@code ThreadMXBean.getThreadAllocatedBytes}, after a warm-up.
+     */
+    @Test
+    void noAllocationPerFrameOnTheUdPath() throws Exception {
+        for (String mode : List.of("unicast", "multicast")) {
+            Map<String, String> m = Map.of(UdConfig.MODE, mode);
+            RdmaTransport s = start("alloc-sub-" + mode, List.of(), m);
+            RdmaTransport p = start("alloc-pub-" + mode, List.of(s), m);
+            TopicDescriptor topic = new TopicDescriptor("ud-alloc-" + mode, 15, Delivery.BEST_EFFORT, 1000);
+            CountingSink sink = new CountingSink();
+            open.add(s.addSubscription(topic, sink));
+            TransportPublication pub = p.addPublication(topic);
+            open.add(pub);
+            awaitConnected(pub, 1, p.route(15));
+            com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            long poller = -1;
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals("rdma-bus-rdma-poller-alloc-sub-" + mode)) {
+                    poller = t.threadId();
+                }
+            }
+            assertTrue(poller > 0, "subscriber poller thread not found");
+            int warm = 3000;
+            int n = 3000;
+            sendQuietly(pub, 15, warm);
+            awaitFrames(sink, warm);
+            long before = sink.frames.get();
+            long self0 = mx.getCurrentThreadAllocatedBytes();
+            long poll0 = mx.getThreadAllocatedBytes(poller);
+            int sent = sendQuietly(pub, 15, n);
+            long self1 = mx.getCurrentThreadAllocatedBytes();
+            awaitFrames(sink, warm + n);
+            long poll1 = mx.getThreadAllocatedBytes(poller);
+            long got = sink.frames.get() - before;
+            System.err.println("UD " + mode + " allocation: publisher thread " + (self1 - self0) + " bytes for " + sent + " frames ("
+                    + (self1 - self0) / Math.max(1, sent) + " B/frame); subscriber poller " + (poll1 - poll0) + " bytes for " + got + " frames ("
+                    + (poll1 - poll0) / Math.max(1, got) + " B/frame)");
+            assertEquals(n, sent);
+            assertTrue(got > 0, "nothing received");
+            // a few hundred bytes of noise (JIT deoptimisation, a lazily grown queue) are not per-frame allocation
+            assertTrue(self1 - self0 < 2L * n, "publisher allocates per frame: " + (self1 - self0) + " bytes for " + n + " frames");
+            assertTrue(poll1 - poll0 < 2L * got, "poller allocates per frame: " + (poll1 - poll0) + " bytes for " + got + " frames");
+        }
+    }
+
+    /** Sends frames without allocating in the loop. @return frames sent */
+    private static int sendQuietly(final TransportPublication pub, final int topicId, final int n) {
+        int sent = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sent < n && System.nanoTime() < deadline) {
+            if (pub.tryClaim(FrameHeader.LENGTH + 8) == TransportStatus.OK) {
+                FrameHeader.write(pub.claim().buffer(), pub.claim().offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + 8, topicId, 1,
+                        sent, 0);
+                pub.claim().commit();
+                sent++;
+                if ((sent & 63) == 0) {
+                    LockSupport.parkNanos(1_000_000); // let the one-vCPU guest's subscriber keep up
+                }
+            } else {
+                LockSupport.parkNanos(100_000);
+            }
+        }
+        return sent;
+    }
+
+    private static void awaitFrames(final CountingSink sink, final long n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sink.frames.get() < n && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(200);
+    }
+
     private static String counters(final RdmaTransport t) {
         UdEndpoint e = t.udEndpoint();
         return "datagrams " + e.datagrams() + ", delivered " + e.delivered() + ", malformed " + e.malformed() + ", unknown topic " + e.unknownTopic()
