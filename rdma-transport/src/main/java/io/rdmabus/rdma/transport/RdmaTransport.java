@@ -593,7 +593,7 @@ public final class RdmaTransport implements Transport {
                     return;
                 }
                 case Wire.UD_INFO -> {
-                    if (ud != null && length >= Wire.CONTROL_BYTES) {
+                    if (ud != null && length >= Wire.ARG3_OFFSET + 4) {
                         ud.onPeerInfo(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
                                 c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN)); // UD path
                     }

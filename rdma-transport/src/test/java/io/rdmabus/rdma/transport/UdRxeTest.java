@@ -438,14 +438,17 @@ class UdRxeTest {
             long before = sink.frames.get();
             long self0 = mx.getCurrentThreadAllocatedBytes();
             long poll0 = mx.getThreadAllocatedBytes(poller);
+            long t0 = System.nanoTime();
             int sent = sendQuietly(pub, 15, n);
             long self1 = mx.getCurrentThreadAllocatedBytes();
+            long sendNs = System.nanoTime() - t0;
             awaitFrames(sink, warm + n);
             long poll1 = mx.getThreadAllocatedBytes(poller);
             long got = sink.frames.get() - before;
             System.err.println("UD " + mode + " allocation: publisher thread " + (self1 - self0) + " bytes for " + sent + " frames ("
                     + (self1 - self0) / Math.max(1, sent) + " B/frame); subscriber poller " + (poll1 - poll0) + " bytes for " + got + " frames ("
-                    + (poll1 - poll0) / Math.max(1, got) + " B/frame)");
+                    + (poll1 - poll0) / Math.max(1, got) + " B/frame); sent at " + sent * 1_000_000_000L / Math.max(1, sendNs)
+                    + " frames/s (paced: 1 ms pause per 64 frames)");
             assertEquals(n, sent);
             assertTrue(got > 0, "nothing received");
             // a few hundred bytes of noise (JIT deoptimisation, a lazily grown queue) are not per-frame allocation
