@@ -61,6 +61,20 @@ run_lab() {
     return 0
 }
 
+# One soak run (soak-tests/run-soak.sh): its verdict counts as one test; 77 = the lab cannot run (skipped).
+run_soak() {
+    local profile=$1 rc
+    echo "== soak: $profile profile ($(( $(date +%s) - started )) s so far)"
+    soak-tests/run-soak.sh --profile "$profile"
+    rc=$?
+    case "$rc" in
+        0) lab_passed=$((lab_passed + 1)) ;;
+        77) lab_skip_reason="soak-tests/run-soak.sh exit 77"; lab_skipped=$((lab_skipped + 1)) ;;
+        *) echo "soak $profile failed (exit $rc)" >&2; status=1; lab_failed=$((lab_failed + 1)) ;;
+    esac
+    return 0
+}
+
 if [ "$run_lab" = 1 ]; then
     if [ "$(id -u)" != 0 ]; then
         echo "RXE LAB SKIPPED: not root (the lab creates a network namespace and tap devices, and installs packages)"
@@ -80,6 +94,11 @@ if [ "$run_lab" = 1 ]; then
         # UD multicast needs two subscribers and a sender on three hosts.
         [ "$lab_skip_reason" = "" ] && run_lab "UD multicast, 3 guests" --module rdma-transport --guests 3 \
             --class io.rdmabus.rdma.verbs.rxe.RxeMulticastTest
+        # soak-tests (issue 6): 200 connect/exchange/close cycles of two rdma buses with rdma res, heap and thread checks
+        # (-Dsoak.connect.cycles=1000 for the long form), then the short soak profile on 3 guests with faults.
+        [ "$lab_skip_reason" = "" ] && run_lab "connect/close loop x200, 1 guest" --module soak-tests --guests 1 --timeout-s 1800 \
+            --class io.rdmabus.soak.ConnectLoopRxeTest
+        [ "$lab_skip_reason" = "" ] && run_soak short
     fi
     if [ -n "$lab_skip_reason" ]; then
         echo "!!!!!!!! RXE LAB SKIPPED ($lab_skip_reason): the real-verbs suites did not run; counted as skipped, not passed !!!!!!!!"

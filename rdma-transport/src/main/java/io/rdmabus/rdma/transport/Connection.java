@@ -9,6 +9,7 @@ import io.rdmabus.rdma.verbs.SendRequest;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -18,6 +19,14 @@ import org.agrona.concurrent.UnsafeBuffer;
  * data sends. Fields marked "poller" are touched only by the poller thread.
  */
 final class Connection {
+    /**
+     * Data sends are signalled once every this many posts on a connection (selective signalling): RC completes work
+     * requests in order, so one signalled completion (or a control send's, which are all signalled) releases every
+     * send posted before it. Fewer completions per frame for the poller to wake up for and handle.
+     */
+    static final int SIGNAL_INTERVAL = 16;
+    private static final long SEQ_MASK = 0x0FFF_FFFFL;
+
     final int id;
     final String peer;
     final CmId cmId;
@@ -36,6 +45,16 @@ final class Connection {
     final AtomicInteger credits = new AtomicInteger();
     /** Posted sends (data and control) whose completion has not been polled yet. */
     final AtomicInteger outstandingSends = new AtomicInteger();
+    /** Serialises posts on the QP (publications on several threads, control sends) with the send ring below. */
+    final Object postLock = new Object();
+    /** Data sends posted and not yet released, by post sequence: publication pool index << 16 | slot (postLock). */
+    private final long[] sendRing;
+    private final int sendRingMask;
+    private long postedSeq;
+    private long releasedSeq;
+    private int sinceSignal;
+    /** Per control slot: the post sequence of the first data send after it, i.e. what its completion releases (postLock). */
+    private final long[] ctrlMark = new long[RdmaTransportConfig.CONTROL_SLOTS];
     /** Publisher threads between their closed-check and their post: destroy waits for 0 after {@link #closed}. */
     final AtomicInteger posters = new AtomicInteger();
     volatile boolean established;
@@ -43,6 +62,18 @@ final class Connection {
     volatile boolean ready;
     volatile boolean closed;
     volatile boolean destroyed;
+
+    // set by the cm agent before the poller gets the connection
+    /** The peer transport's random node id (from the connect private data), 0 if unknown. */
+    long peerNodeId;
+    /** The peer's rdma_cm listen endpoint ip:port (from its connect request, or the seed we dialled). */
+    String peerEndpoint;
+    /** Acceptor with a secret: the proof the connector's AUTH must carry; null once verified (or without a secret). */
+    byte[] expectedProof;
+    /** Connector with a secret: the proof to send as the first message; null once sent. */
+    byte[] proofToSend;
+    /** Bound on the wait for the peer's AUTH (System.nanoTime). */
+    long authDeadlineNs;
 
     // poller
     final int[] heldSlot;
@@ -52,11 +83,13 @@ final class Connection {
     int headSinkIndex;
     int creditsToReturn;
     boolean initSent;
+    /** {@link #postedSends()} at the poller's previous quiet check (tail release, see flushControl). */
+    long postedAtLastQuiet = -1;
     final boolean[] ctrlBusy = new boolean[RdmaTransportConfig.CONTROL_SLOTS];
     final ArrayDeque<long[]> pendingControl = new ArrayDeque<>();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,
-               final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots) {
+               final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots, final int maxSendWr) {
         this.id = id;
         this.peer = peer;
         this.cmId = cmId;
@@ -70,6 +103,100 @@ final class Connection {
         this.ctrlView = new UnsafeBuffer(ctrlMr.address(), (int) ctrlMr.sizeBytes());
         this.heldSlot = new int[recvSlots];
         this.heldLength = new int[recvSlots];
+        // room for every send the QP can hold twice over: a full ring means completions were lost, which tears down
+        this.sendRing = new long[Integer.highestOneBit(Math.max(64, maxSendWr * 4) - 1) << 1];
+        this.sendRingMask = sendRing.length - 1;
+    }
+
+    /**
+     * Claims the next data send sequence (postLock held).
+     *
+     * @return the sequence, or -1 if the ring is full
+     */
+    long nextDataSend(final int poolIndex, final int slot) {
+        long seq = postedSeq;
+        if (seq - releasedSeq >= sendRing.length) {
+            return -1;
+        }
+        sendRing[(int) seq & sendRingMask] = ((long) poolIndex << 16) | (slot & 0xFFFF);
+        return seq;
+    }
+
+    /** @return whether the data send about to be posted must be signalled (postLock held) */
+    boolean signalNext() {
+        return sinceSignal + 1 >= SIGNAL_INTERVAL || postedSeq - releasedSeq >= sendRing.length / 2;
+    }
+
+    /** The data send {@code seq} was posted (postLock held). */
+    void dataSendPosted(final long seq, final boolean signaled) {
+        postedSeq = seq + 1;
+        sinceSignal = signaled ? 0 : sinceSignal + 1;
+    }
+
+    /** A control send goes out on {@code ctrlSlot}: its completion releases the data sends posted before it (postLock held). */
+    void controlSendPosted(final int ctrlSlot) {
+        ctrlMark[ctrlSlot] = postedSeq;
+    }
+
+    /** @return the wr_id field bits for data send {@code seq} */
+    static long seqBits(final long seq) {
+        return seq & SEQ_MASK;
+    }
+
+    /** A data send's completion (signalled, or an error/flush): releases it and every send before it (poller). */
+    void onDataSendCompletion(final long seqBits, final AtomicReferenceArray<RdmaPublication> pools) {
+        synchronized (postLock) {
+            long pending = postedSeq - releasedSeq;
+            long delta = (seqBits - releasedSeq) & SEQ_MASK;
+            if (delta < pending) {
+                releaseUpTo(releasedSeq + delta + 1, pools);
+            }
+        }
+    }
+
+    /** A control send's completion: releases the data sends posted before it (poller). */
+    void onControlSendCompletion(final int ctrlSlot, final AtomicReferenceArray<RdmaPublication> pools) {
+        synchronized (postLock) {
+            long mark = ctrlMark[ctrlSlot];
+            if (mark > releasedSeq && mark <= postedSeq) {
+                releaseUpTo(mark, pools);
+            }
+        }
+    }
+
+    /** Releases everything posted (after the QP was flushed and drained, or at teardown). */
+    void releaseAll(final AtomicReferenceArray<RdmaPublication> pools) {
+        synchronized (postLock) {
+            releaseUpTo(postedSeq, pools);
+        }
+    }
+
+    /** @return data sends posted so far (read under postLock) */
+    long postedSends() {
+        synchronized (postLock) {
+            return postedSeq;
+        }
+    }
+
+    /** @return data sends posted whose completion was not seen yet (read under postLock) */
+    long unreleasedSends() {
+        synchronized (postLock) {
+            return postedSeq - releasedSeq;
+        }
+    }
+
+    private void releaseUpTo(final long endExclusive, final AtomicReferenceArray<RdmaPublication> pools) {
+        for (long s = releasedSeq; s < endExclusive; s++) {
+            long entry = sendRing[(int) s & sendRingMask];
+            RdmaPublication p = pools.get((int) (entry >>> 16) & 0xFFF);
+            if (p != null) {
+                p.onSendComplete((int) entry & 0xFFFF);
+            }
+            outstandingSends.decrementAndGet();
+        }
+        if (endExclusive > releasedSeq) {
+            releasedSeq = endExclusive;
+        }
     }
 
     /** @return usable for data: established on our side, peer granted credits, not closing */

@@ -49,6 +49,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private int claimLength;
     private volatile boolean closed;
     private long droppedNoCredit;
+    /** Diagnostics (publisher thread): claims refused for want of a free send slot / of a credit. */
+    long noSlot;
+    long noCredit;
 
     RdmaPublication(final RdmaTransport transport, final int poolIndex, final TopicDescriptor topic, final TopicRoute route,
                     final MemoryRegion mr, final int maxFrame, final int slotBytes, final int slots) {
@@ -88,6 +91,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return TransportStatus.NOT_CONNECTED;
         }
         if (refs.get(cursor) != 0) {
+            noSlot++;
             return TransportStatus.BACK_PRESSURED;
         }
         targetCount = 0;
@@ -98,6 +102,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             if (c.tryTakeCredit()) {
                 targets[targetCount++] = c;
             } else if (reliable) {
+                noCredit++;
                 giveBackCredits();
                 return TransportStatus.BACK_PRESSURED;
             } else {
@@ -157,20 +162,25 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private boolean post(final Connection c, final int slot, final int base) {
         c.posters.incrementAndGet();
         try {
-            if (c.closed) {
-                return false;
+            synchronized (c.postLock) {
+                if (c.closed) {
+                    return false;
+                }
+                final long seq = c.nextDataSend(poolIndex, slot);
+                if (seq < 0) {
+                    return false;
+                }
+                final boolean signaled = c.signalNext();
+                request.prepareSend(RdmaTransport.dataWrId(c.id, seq), mr, base, Wire.ENVELOPE_BYTES + claimLength, signaled);
+                if (c.qp.postSend(request) != 0) {
+                    return false;
+                }
+                // counted under postLock: the poller releases (and counts down) under it too, so never before this
+                c.outstandingSends.incrementAndGet();
+                c.dataSendPosted(seq, signaled);
+                return true;
             }
-            c.outstandingSends.incrementAndGet();
-            request.prepareSend(RdmaTransport.wrId(c.id, RdmaTransport.KIND_DATA_SEND, poolIndex, slot), mr, base,
-                    Wire.ENVELOPE_BYTES + claimLength, true);
-            final int rc = c.qp.postSend(request);
-            if (rc != 0) {
-                c.outstandingSends.decrementAndGet();
-                return false;
-            }
-            return true;
         } catch (RuntimeException e) {
-            c.outstandingSends.decrementAndGet();
             return false;
         } finally {
             c.posters.decrementAndGet();
@@ -216,7 +226,11 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     /** Completion of one send from {@code slot} (poller thread). */
     void onSendComplete(final int slot) {
         if (slot >= 0 && slot < slots) {
-            refs.decrementAndGet(slot);
+            // never below 0: a late release for a pool index a newer publication reuses must not wedge its ring
+            int v;
+            do {
+                v = refs.get(slot);
+            } while (v > 0 && !refs.compareAndSet(slot, v, v - 1));
         }
     }
 

@@ -4,6 +4,7 @@ import io.rdmabus.TransportException;
 import io.rdmabus.rdma.verbs.Access;
 import io.rdmabus.rdma.verbs.CmEventChannel;
 import io.rdmabus.rdma.verbs.CmId;
+import io.rdmabus.rdma.verbs.CompletionChannel;
 import io.rdmabus.rdma.verbs.CompletionQueue;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.rdma.verbs.ProtectionDomain;
@@ -25,7 +26,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,6 +33,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
@@ -40,6 +41,8 @@ import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The RDMA transport: RC queue pairs set up through rdma_cm, one per pair of transports (node pair), carrying
@@ -61,8 +64,16 @@ public final class RdmaTransport implements Transport {
     static final int KIND_DATA_SEND = 3;
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
-    private static final byte[] MAGIC = "RBUS1".getBytes(StandardCharsets.US_ASCII);
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
+    /** At most one log line per this interval about refused peers (a misconfigured or hostile peer retries forever). */
+    private static final long REFUSAL_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
     private static final long COMMAND_WAIT_MS = 3000;
+    /** Bound on one sleep of the idle poller on the completion channel (commands queued meanwhile wait this long). */
+    private static final long POLLER_SLEEP_MS = 2;
+    /** Bound on one wait of the cm agent for a connect request (seeds, teardown commands wait at most this long). */
+    private static final long CM_WAIT_MS = 25;
+    /** The poller yields (rather than sleeps on the completion channel) this long after its last work. */
+    private static final long POLLER_YIELD_WINDOW_NS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final RdmaTransportConfig config;
     private final long nodeId = ThreadLocalRandom.current().nextLong();
@@ -73,6 +84,9 @@ public final class RdmaTransport implements Transport {
     private final AtomicInteger nextConnectionId = new AtomicInteger(1);
     private final AtomicInteger nextPool = new AtomicInteger();
     private final ConcurrentHashMap<Integer, TopicRoute> routes = new ConcurrentHashMap<>();
+    private final AtomicLong refusedPeers = new AtomicLong();
+    private final AtomicLong refusalsNotLogged = new AtomicLong();
+    private volatile long lastRefusalLogNs = System.nanoTime() - REFUSAL_LOG_INTERVAL_NS;
     private final List<RdmaPublication> publications = new ArrayList<>();
 
     private TransportContext context;
@@ -83,6 +97,7 @@ public final class RdmaTransport implements Transport {
     private CmId listener;
     private VerbsContext verbs;
     private ProtectionDomain pd;
+    private CompletionChannel completionChannel;
     private CompletionQueue cq;
     private AgentRunner pollerRunner;
     private AgentRunner cmRunner;
@@ -104,6 +119,43 @@ public final class RdmaTransport implements Transport {
     @Override
     public TransportCapabilities capabilities() {
         return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(), false, true);
+    }
+
+    /**
+     * Peers refused: connect requests or replies without the bus secret or with a wrong proof, AUTH missing or wrong,
+     * a peer claiming our own node id. Each refusal is logged (at most one line per 10 s, with the count since).
+     *
+     * @return peers refused since start
+     */
+    public long refusedPeers() {
+        return refusedPeers.get();
+    }
+
+    /** @return live RC connections (established, not failed), for tests */
+    int liveConnectionCount() {
+        int n = 0;
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null && c.established && !c.closed) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Counts a refused peer and logs it, rate-limited (any thread). */
+    void refused(final String peer, final String why) {
+        refusedPeers.incrementAndGet();
+        long now = System.nanoTime();
+        long last = lastRefusalLogNs;
+        if (now - last >= REFUSAL_LOG_INTERVAL_NS) {
+            lastRefusalLogNs = now;
+            long suppressed = refusalsNotLogged.getAndSet(0);
+            LOG.warn("rdma transport of bus '{}': refused peer {}: {} ({} refusals in all{})", context.busName(), peer, why, refusedPeers.get(),
+                    suppressed > 0 ? ", " + suppressed + " not logged since the last line" : "");
+        } else {
+            refusalsNotLogged.incrementAndGet();
+        }
     }
 
     /** @return the rdma_cm endpoint this transport listens on ({@code ip:port}), for other nodes' seed lists */
@@ -150,7 +202,8 @@ public final class RdmaTransport implements Transport {
             verbs = listener.context();
             pd = verbs.allocateProtectionDomain();
             int maxCqe = verbs.queryDevice().maxCqe();
-            cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), null);
+            completionChannel = verbs.createCompletionChannel();
+            cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), completionChannel);
         } catch (UnknownHostException | RuntimeException e) {
             releaseNative();
             if (e instanceof TransportException te) {
@@ -165,8 +218,16 @@ public final class RdmaTransport implements Transport {
                 seeds.add(a);
             }
         }
-        pollerRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new Poller("rdma-bus-rdma-poller-" + ctx.busName()));
+        Poller poller = new Poller("rdma-bus-rdma-poller-" + ctx.busName());
+        pollerRunner = new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
+                POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept,
+                null, poller);
         cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new CmAgent("rdma-bus-rdma-cm-" + ctx.busName(), seeds));
+        if (config.auth().unset()) {
+            LOG.warn("rdma transport of bus '{}': no bus secret set, so any node that reaches {}:{} over RDMA can join this bus; set {} "
+                    + "(or {}) on every node to authenticate peers, or {}=none to run without authentication and without this warning",
+                    ctx.busName(), bindIp, listenPort, AuthConfig.SECRET_FILE, AuthConfig.SECRET, AuthConfig.SECRET);
+        }
         AgentRunner.startOnThread(pollerRunner);
         AgentRunner.startOnThread(cmRunner);
         started = true;
@@ -261,11 +322,25 @@ public final class RdmaTransport implements Transport {
         }
     }
 
+    /** wr_id of data send {@code seq} on a connection: the low 28 bits of its post sequence (see {@link Connection}). */
+    static long dataWrId(final int connectionId, final long seq) {
+        return ((long) connectionId << 32) | ((long) KIND_DATA_SEND << 28) | Connection.seqBits(seq);
+    }
+
     static long wrId(final int connectionId, final int kind, final int pool, final int slot) {
         return ((long) connectionId << 32) | ((long) kind << 28) | ((long) (pool & 0xFFF) << 16) | (slot & 0xFFFF);
     }
 
     private volatile Thread pollerThread;
+
+    /**
+     * Diagnostic counters of the poller (read racily, for harnesses and tests): duty cycles, idle duty cycles,
+     * completions polled, DATA receives, control sends, CREDIT sends, sleeps on the completion channel.
+     */
+    long[] pollerStats() {
+        Poller p = poller();
+        return new long[] {p.dutyCycles, p.idleCycles, p.completions, p.dataReceives, p.controlSends, p.creditSends, p.sleeps};
+    }
 
     private Poller poller() {
         return (Poller) pollerRunner.agent();
@@ -305,12 +380,13 @@ public final class RdmaTransport implements Transport {
         MemoryRegion recvMr = null;
         MemoryRegion ctrlMr = null;
         try {
-            int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + 8;
+            int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + Connection.SIGNAL_INTERVAL + 8;
             qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.RC, sendWr, config.recvBuffers(), 0));
             recvMr = pd.registerMemory((long) config.slotBytes() * config.recvBuffers(), Access.LOCAL_WRITE);
             ctrlMr = pd.registerMemory((long) Wire.CONTROL_BYTES * RdmaTransportConfig.CONTROL_SLOTS, Access.NONE);
             int connId = nextConnectionId.getAndIncrement();
-            Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers());
+            Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers(),
+                    sendWr);
             for (int s = 0; s < config.recvBuffers(); s++) {
                 int rc = qp.postRecv(c.recvRequest.prepare(wrId(connId, KIND_RECV, 0, s), recvMr, (long) s * c.slotBytes, c.slotBytes));
                 if (rc != 0) {
@@ -355,10 +431,22 @@ public final class RdmaTransport implements Transport {
         } catch (RuntimeException ignored) {
             // already disconnected by the peer or never established
         }
+        // wait for posters to leave and for the flush completions; sends that completed unsignalled produce none, so
+        // stop once the count stops moving for 20 ms, then release what is left
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        long lastChangeNs = System.nanoTime();
+        int last = c.outstandingSends.get();
         while ((c.posters.get() > 0 || (c.outstandingSends.get() > 0 && pollerRunning())) && System.nanoTime() < deadline) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            int now = c.outstandingSends.get();
+            if (now != last) {
+                last = now;
+                lastChangeNs = System.nanoTime();
+            } else if (c.posters.get() == 0 && System.nanoTime() - lastChangeNs > TimeUnit.MILLISECONDS.toNanos(20)) {
+                break;
+            }
         }
+        c.releaseAll(pools);
         destroyNative(c);
     }
 
@@ -420,6 +508,7 @@ public final class RdmaTransport implements Transport {
         for (int i = 0; i < TABLE; i++) {
             Connection c = connections.get(i);
             if (c != null) {
+                c.releaseAll(pools);
                 destroyNative(c);
             }
         }
@@ -438,6 +527,7 @@ public final class RdmaTransport implements Transport {
 
     private void releaseNative() {
         closeQuietly(cq);
+        closeQuietly(completionChannel);
         closeQuietly(pd);
         closeQuietly(listener);
         closeQuietly(listenChannel);
@@ -452,6 +542,17 @@ public final class RdmaTransport implements Transport {
         private final WorkCompletions wcs = new WorkCompletions(BATCH);
         private final Int2ObjectHashMap<RdmaSubscription[]> local = new Int2ObjectHashMap<>();
         private final List<Connection> active = new ArrayList<>();
+        // plain counters written by the poller only, read (racily, for diagnostics) through stats()
+        long dutyCycles;
+        long idleCycles;
+        long completions;
+        long dataReceives;
+        long controlSends;
+        long creditSends;
+        long sleeps;
+        /** The last sleep on the completion channel ran out without an event: nothing arrived for a while. */
+        private boolean quiet;
+        private int emptyPolls;
 
         Poller(final String roleName) {
             this.roleName = roleName;
@@ -478,12 +579,62 @@ public final class RdmaTransport implements Transport {
                 onCompletion(i);
             }
             work += n;
+            // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
+            // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
+            emptyPolls = n == 0 ? emptyPolls + 1 : 0;
+            boolean idle = quiet || emptyPolls >= 1000;
+            quiet = false;
             for (int i = 0; i < active.size(); i++) {
                 Connection c = active.get(i);
                 work += deliverHeld(c);
-                work += flushControl(c, n == 0);
+                work += flushControl(c, idle);
+            }
+            if (idle) {
+                emptyPolls = 0;
+            }
+            completions += n;
+            dutyCycles++;
+            if (work == 0) {
+                idleCycles++;
             }
             return work;
+        }
+
+        /**
+         * Idle: arms the CQ, polls once more (a completion that raced the arming is handled now), then waits on the
+         * completion channel (bounded). While frames are held for a back-pressuring sink it only parks briefly, so
+         * they are offered again soon.
+         *
+         * @return completions handled (0 if it slept)
+         */
+        int sleep(final long timeoutMs) {
+            if (!pollerCommands.isEmpty()) {
+                return 1;
+            }
+            for (int i = 0; i < active.size(); i++) {
+                if (active.get(i).heldSize > 0) {
+                    LockSupport.parkNanos(100_000);
+                    return 0;
+                }
+            }
+            int rc = cq.requestNotify(false);
+            if (rc != 0) {
+                throw new TransportException("ibv_req_notify_cq failed: " + rc);
+            }
+            int n = cq.poll(wcs);
+            if (n < 0) {
+                throw new TransportException("ibv_poll_cq failed: " + n);
+            }
+            if (n > 0) {
+                for (int i = 0; i < n; i++) {
+                    onCompletion(i);
+                }
+                completions += n;
+                return n;
+            }
+            sleeps++;
+            quiet = completionChannel.awaitEvent(timeoutMs, cq) == null;
+            return 0;
         }
 
         private void onCompletion(final int i) {
@@ -499,18 +650,15 @@ public final class RdmaTransport implements Transport {
             }
             switch (kind) {
                 case KIND_DATA_SEND -> {
-                    RdmaPublication p = pools.get(pool);
-                    if (p != null) {
-                        p.onSendComplete(slot);
-                    }
                     if (c != null) {
-                        c.outstandingSends.decrementAndGet();
+                        c.onDataSendCompletion(wrId & 0x0FFF_FFFFL, pools);
                     }
                 }
                 case KIND_CTRL_SEND -> {
                     if (c != null) {
                         c.ctrlBusy[slot] = false;
                         c.outstandingSends.decrementAndGet();
+                        c.onControlSendCompletion(slot, pools);
                     }
                 }
                 case KIND_RECV -> {
@@ -530,7 +678,13 @@ public final class RdmaTransport implements Transport {
             int base = slot * c.slotBytes;
             int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
             int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            if (c.expectedProof != null) {
+                // not authenticated yet: the only message accepted is the connector's AUTH (or its BYE)
+                verifyAuth(c, slot, type, length);
+                return;
+            }
             if (type == Wire.DATA) {
+                dataReceives++;
                 int tail = (c.heldHead + c.heldSize) % c.recvSlots;
                 c.heldSlot[tail] = slot;
                 c.heldLength[tail] = length;
@@ -556,9 +710,39 @@ public final class RdmaTransport implements Transport {
                     fail(c, null);
                     return;
                 }
+                case Wire.AUTH -> {
+                    // a connector's proof arriving at a node without a secret: the connector would refuse us anyway
+                    repost(c, slot);
+                    refused(c.peer, "it sent AUTH (it has a bus secret) but this node has none: set the same " + AuthConfig.SECRET_FILE
+                            + " on every node");
+                    fail(c, null);
+                    return;
+                }
                 default -> context.errorHandler().accept(new TransportException(c + ": unknown control message type " + type));
             }
             repost(c, slot);
+        }
+
+        private void verifyAuth(final Connection c, final int slot, final int type, final int length) {
+            int base = slot * c.slotBytes;
+            if (type == Wire.BYE) {
+                fail(c, null);
+                return;
+            }
+            boolean ok = false;
+            if (type == Wire.AUTH && length >= Wire.AUTH_BYTES) {
+                byte[] got = new byte[PeerAuth.PROOF_BYTES];
+                c.recvView.getBytes(base + Wire.ENVELOPE_BYTES, got);
+                ok = PeerAuth.matches(c.expectedProof, got);
+            }
+            repost(c, slot);
+            if (!ok) {
+                refused(c.peer, type == Wire.AUTH ? "wrong bus secret (its AUTH proof does not match)"
+                        : "no AUTH before its first message (type " + type + "): it has no bus secret or another one");
+                fail(c, null);
+                return;
+            }
+            c.expectedProof = null; // authenticated: INIT and SUBs go out on the next flushControl
         }
 
         private void repost(final Connection c, final int slot) {
@@ -609,6 +793,21 @@ public final class RdmaTransport implements Transport {
                 return 0;
             }
             int sent = 0;
+            if (c.expectedProof != null) {
+                // acceptor waiting for the connector's AUTH: grant nothing (no INIT = no credits, no SUB) until then
+                if (System.nanoTime() - c.authDeadlineNs > 0) {
+                    refused(c.peer, "no AUTH within " + config.connectTimeoutMs() + " ms");
+                    fail(c, null);
+                }
+                return 0;
+            }
+            if (c.proofToSend != null) {
+                if (!sendAuth(c)) {
+                    return 0;
+                }
+                c.proofToSend = null;
+                sent++;
+            }
             if (!c.initSent) {
                 if (!sendControl(c, Wire.INIT, config.dataCredits(), config.maxFrameBytes())) {
                     return 0;
@@ -626,13 +825,52 @@ public final class RdmaTransport implements Transport {
             }
             int threshold = Math.max(1, config.dataCredits() / 4);
             // batch credits (a CREDIT costs a send and two completions); an idle poller returns what it has at once
-            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle)) {
+            // quiet with unsignalled data sends whose completion never comes (no new post since the last quiet check,
+            // so the publisher stopped rather than paused): a signalled CREDIT, possibly of 0, releases them
+            boolean tail = false;
+            if (idle) {
+                long posted = c.postedSends();
+                tail = posted == c.postedAtLastQuiet && !anyControlInFlight(c) && c.unreleasedSends() > 0;
+                c.postedAtLastQuiet = posted;
+            }
+            if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle) || tail) {
                 if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
+                    creditSends++;
                     c.creditsToReturn = 0;
                     sent++;
                 }
             }
             return sent;
+        }
+
+        private boolean sendAuth(final Connection c) {
+            int slot = freeControlSlot(c);
+            if (slot < 0) {
+                return false;
+            }
+            int base = slot * Wire.CONTROL_BYTES;
+            c.ctrlView.putInt(base + Wire.TYPE_OFFSET, Wire.AUTH, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG_OFFSET, 0, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putBytes(base + Wire.ENVELOPE_BYTES, c.proofToSend);
+            return postControl(c, slot, Wire.AUTH_BYTES);
+        }
+
+        private boolean anyControlInFlight(final Connection c) {
+            for (boolean busy : c.ctrlBusy) {
+                if (busy) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private int freeControlSlot(final Connection c) {
+            for (int i = 0; i < c.ctrlBusy.length; i++) {
+                if (!c.ctrlBusy[i]) {
+                    return i;
+                }
+            }
+            return -1;
         }
 
         private boolean sendControl(final Connection c, final int type, final int arg, final int arg2) {
@@ -651,12 +889,22 @@ public final class RdmaTransport implements Transport {
             c.ctrlView.putInt(base + Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + 12, 0, ByteOrder.LITTLE_ENDIAN);
+            return postControl(c, slot, Wire.CONTROL_MESSAGE_BYTES);
+        }
+
+        private boolean postControl(final Connection c, final int slot, final int lengthBytes) {
+            int base = slot * Wire.CONTROL_BYTES;
             c.ctrlBusy[slot] = true;
+            controlSends++;
             c.outstandingSends.incrementAndGet();
             int rc;
             try {
-                rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, Wire.CONTROL_BYTES,
-                        true));
+                synchronized (c.postLock) {
+                    rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true));
+                    if (rc == 0) {
+                        c.controlSendPosted(slot);
+                    }
+                }
             } catch (RuntimeException e) {
                 rc = -1;
             }
@@ -769,6 +1017,8 @@ public final class RdmaTransport implements Transport {
         private final Connection[] seedConnection;
         private final long[] nextAttemptNs;
         private final long[] backoffNs;
+        /** Established connections by the peer's node id: one per node pair. */
+        private final java.util.HashMap<Long, Connection> byNode = new java.util.HashMap<>();
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
@@ -788,7 +1038,7 @@ public final class RdmaTransport implements Transport {
             }
             CmId.Request request;
             try {
-                request = listener.awaitConnectRequest(2); // waits at most ~1 ms in poll(2): not a spin
+                request = listener.awaitConnectRequest(CM_WAIT_MS); // sleeps in poll(2): connects are rare, not worth a spin
             } catch (RuntimeException e) {
                 context.errorHandler().accept(e);
                 request = null;
@@ -801,36 +1051,82 @@ public final class RdmaTransport implements Transport {
             for (int i = 0; i < seeds.size(); i++) {
                 Connection c = seedConnection[i];
                 if ((c == null || c.destroyed) && now >= nextAttemptNs[i]) {
-                    seedConnection[i] = connect(seeds.get(i));
+                    // a peer that dialled us (its listen endpoint is this seed) already joins us: no second connection
+                    Connection covering = liveByEndpoint(seeds.get(i));
+                    seedConnection[i] = covering != null ? covering : connect(seeds.get(i));
                     if (seedConnection[i] == null) {
                         backoffNs[i] = Math.min(TimeUnit.SECONDS.toNanos(2), Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoffNs[i] * 2));
                     } else {
                         backoffNs[i] = 0;
                     }
-                    nextAttemptNs[i] = System.nanoTime() + Math.max(backoffNs[i], TimeUnit.MILLISECONDS.toNanos(200));
+                    // jitter: two nodes dialling each other at the same moment would otherwise retry in lockstep
+                    long jitterNs = ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(50));
+                    nextAttemptNs[i] = System.nanoTime() + Math.max(backoffNs[i], TimeUnit.MILLISECONDS.toNanos(200)) + jitterNs;
                     work++;
                 }
             }
             return work;
         }
 
+        /** @return the live connection to the node with id {@code peerNodeId}, or null (cm thread) */
+        private Connection liveByNode(final long peerNodeId) {
+            Connection c = byNode.get(peerNodeId);
+            if (c != null && (c.closed || c.destroyed)) {
+                byNode.remove(peerNodeId);
+                return null;
+            }
+            return c;
+        }
+
+        private Connection liveByEndpoint(final InetSocketAddress seed) {
+            String endpoint = seed.getAddress().getHostAddress() + ":" + seed.getPort();
+            for (Connection c : byNode.values()) {
+                if (!c.closed && !c.destroyed && endpoint.equals(c.peerEndpoint)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
         private void accept(final CmId.Request request) {
             CmId id = request.id();
-            byte[] priv = request.privateData();
-            if (priv.length < MAGIC.length || !java.util.Arrays.equals(java.util.Arrays.copyOf(priv, MAGIC.length), MAGIC)) {
-                try {
-                    id.reject(null);
-                } catch (RuntimeException ignored) {
-                    // the peer gives up on its own
-                }
-                closeQuietly(id);
+            PeerAuth.Request req = PeerAuth.parseRequest(request.privateData());
+            String peer = req == null ? "(unknown)" : req.listenEndpoint() + " node " + Long.toHexString(req.nodeId());
+            String refuse = null;
+            if (req == null) {
+                refuse = "not an rdma-bus connect request (wrong magic or version)";
+            } else if (config.auth().enabled() && (req.flags() & PeerAuth.FLAG_SECRET) == 0) {
+                refuse = "it has no bus secret and this node requires one (" + AuthConfig.SECRET_FILE + ")";
+            } else if (req.nodeId() == nodeId) {
+                refuse = "it claims this node's own id";
+            }
+            if (refuse != null) {
+                refused(peer, refuse);
+                rejectQuietly(id);
+                return;
+            }
+            // one connection per node pair: the first one established between two node ids wins; a later one is
+            // rejected here, before establishment, so no frame ever travels on a duplicate
+            if (liveByNode(req.nodeId()) != null) {
+                rejectQuietly(id);
                 return;
             }
             Connection c = null;
             try {
-                c = buildConnection(id, null, "accepted");
-                id.accept(config.connectTimeoutMs());
+                c = buildConnection(id, null, peer);
+                c.peerNodeId = req.nodeId();
+                c.peerEndpoint = req.listenEndpoint();
+                byte[] nonce = PeerAuth.nonce();
+                byte[] proof = null;
+                if (config.auth().enabled()) {
+                    proof = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_ACCEPTOR, nodeId, req.nodeId(), req.nonce(), nonce);
+                    c.expectedProof = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, req.nodeId(), nodeId, nonce, req.nonce());
+                    c.authDeadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.connectTimeoutMs());
+                }
+                int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
+                id.accept(PeerAuth.reply(flags, nodeId, nonce, proof), config.connectTimeoutMs());
                 c.established = true;
+                byNode.put(req.nodeId(), c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
             } catch (RuntimeException e) {
@@ -843,25 +1139,65 @@ public final class RdmaTransport implements Transport {
             }
         }
 
+        private void rejectQuietly(final CmId id) {
+            try {
+                id.reject(null);
+            } catch (RuntimeException ignored) {
+                // the peer gives up on its own
+            }
+            closeQuietly(id);
+        }
+
         private Connection connect(final InetSocketAddress seed) {
             CmId id = null;
             Connection c = null;
+            String peer = seed.getAddress().getHostAddress() + ":" + seed.getPort();
             try {
                 id = CmId.create(activeChannel, CmId.PortSpace.TCP);
                 id.resolveAddress(new InetSocketAddress(InetAddress.getByName(bindIp), 0), seed, config.connectTimeoutMs());
                 id.resolveRoute(config.connectTimeoutMs());
-                c = buildConnection(id, null, seed.getAddress().getHostAddress() + ":" + seed.getPort());
-                byte[] priv = java.util.Arrays.copyOf(MAGIC, MAGIC.length + 8);
-                for (int b = 0; b < 8; b++) {
-                    priv[MAGIC.length + b] = (byte) (nodeId >>> (8 * b));
-                }
-                id.connect(priv, config.connectTimeoutMs());
+                c = buildConnection(id, null, peer);
+                byte[] nonce = PeerAuth.nonce();
+                int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
+                byte[] reply = id.connectForReply(PeerAuth.request(flags, nodeId, InetAddress.getByName(bindIp).getAddress(), listenPort, nonce),
+                        config.connectTimeoutMs());
                 c.established = true;
+                PeerAuth.Reply rep = PeerAuth.parseReply(reply);
+                String refuse = null;
+                if (rep == null) {
+                    refuse = "its accept reply is not an rdma-bus one (another protocol or version)";
+                } else if (rep.nodeId() == nodeId) {
+                    refuse = "it claims this node's own id";
+                } else if (config.auth().enabled()) {
+                    byte[] expected = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_ACCEPTOR, rep.nodeId(), nodeId, nonce, rep.nonce());
+                    if ((rep.flags() & PeerAuth.FLAG_SECRET) == 0) {
+                        refuse = "it has no bus secret and this node requires one (" + AuthConfig.SECRET_FILE + ")";
+                    } else if (!PeerAuth.matches(expected, rep.proof())) {
+                        refuse = "wrong bus secret (its accept proof does not match)";
+                    }
+                }
+                if (refuse != null) {
+                    refused(peer, refuse);
+                    destroy(c);
+                    return null;
+                }
+                Connection existing = liveByNode(rep.nodeId());
+                if (existing != null) {
+                    // it reached us first (its request was accepted while we dialled): keep that one, nothing was sent here
+                    destroy(c);
+                    return existing;
+                }
+                c.peerNodeId = rep.nodeId();
+                c.peerEndpoint = peer;
+                if (config.auth().enabled()) {
+                    c.proofToSend = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, nodeId, rep.nodeId(), rep.nonce(), nonce);
+                }
+                byNode.put(rep.nodeId(), c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
                 return c;
             } catch (UnknownHostException | RuntimeException e) {
-                // REJECTED (nobody listens yet), UNREACHABLE or a timeout: retried with backoff
+                // REJECTED (nobody listens yet, or a duplicate), UNREACHABLE or a timeout: retried with backoff
                 if (c != null) {
                     destroy(c);
                 } else {

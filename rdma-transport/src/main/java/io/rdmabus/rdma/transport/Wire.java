@@ -10,13 +10,18 @@ package io.rdmabus.rdma.transport;
  *  2  u16  reserved 0
  *  4  i32  arg      DATA/SUB/UNSUB: topic id of the publication/subscription; CREDIT: credits granted;
  *                   INIT: initial credits
- *  8  i32  arg2     INIT only: the sender's largest frame in bytes (control messages are 16 bytes long)
+ *  8  i32  arg2     INIT only: the sender's largest frame in bytes (control messages are 16 bytes long, AUTH 40)
  * 12  i32  reserved
  * </pre>
  */
 final class Wire {
     static final int ENVELOPE_BYTES = 8;
-    static final int CONTROL_BYTES = 16;
+    /** Control buffer slot size: the 16-byte control messages, and AUTH (envelope + 32-byte proof). */
+    static final int CONTROL_BYTES = 64;
+    /** Length of the fixed control messages (all but AUTH). */
+    static final int CONTROL_MESSAGE_BYTES = 16;
+    /** Length of an AUTH message: the envelope and an HMAC-SHA256 proof. */
+    static final int AUTH_BYTES = ENVELOPE_BYTES + 32;
     static final int TYPE_OFFSET = 0;
     static final int ARG_OFFSET = 4;
     static final int ARG2_OFFSET = 8;
@@ -33,6 +38,11 @@ final class Wire {
     static final int UNSUB = 5;
     /** The sender is closing the connection. */
     static final int BYE = 6;
+    /**
+     * The connector's proof of the bus secret (HMAC-SHA256, 32 bytes after the envelope; see {@link PeerAuth}): its first
+     * message when a secret is set. The acceptor sends and accepts nothing else (no INIT, no SUB) before it verified it.
+     */
+    static final int AUTH = 7;
 
     private Wire() {
     }

@@ -144,11 +144,34 @@ public final class CmId extends NativeResource {
         return expect("rdma_connect", CmEventType.ESTABLISHED, timeoutMs).ud();
     }
 
-    /** Accepts a connection request (RC waits for ESTABLISHED; UD answers with this QP number and Q_Key). */
-    public void accept(long timeoutMs) {
+    /**
+     * Connects an RC id (after {@link #createQueuePair}) and waits for ESTABLISHED.
+     *
+     * @return the private data the peer passed to {@link #accept(byte[], long)} (IB CM pads it: may be longer than sent)
+     * @throws RdmaConnectException on REJECTED (e.g. nobody listens), UNREACHABLE, CONNECT_ERROR or timeout
+     */
+    public byte[] connectForReply(byte[] privateData, long timeoutMs) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment p = connParam(arena, null, qpNumOrZero());
+            Native.callInt("rdma_connect", CONNECT, id, connParam(arena, privateData, 0));
+        }
+        byte[] reply = expect("rdma_connect", CmEventType.ESTABLISHED, timeoutMs).privateData();
+        return reply == null ? new byte[0] : reply;
+    }
+
+    /** Accepts a connection request (RC waits for ESTABLISHED; UD answers with this QP number and Q_Key). */
+    public void accept(long timeoutMs) {
+        accept(null, timeoutMs);
+    }
+
+    /**
+     * Accepts a connection request with private data for the connecting side (at most 196 bytes for RC).
+     * RC waits for ESTABLISHED; UD answers with this QP number and Q_Key.
+     */
+    public void accept(byte[] privateData, long timeoutMs) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = connParam(arena, privateData, qpNumOrZero());
             if (portSpace == PortSpace.UDP) {
                 rdma_conn_param.qp_num(p, qpNumOrZero());
             }

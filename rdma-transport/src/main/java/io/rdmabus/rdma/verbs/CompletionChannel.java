@@ -25,6 +25,8 @@ public final class CompletionChannel extends NativeResource {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment cqOut;
     private final MemorySegment ctxOut;
+    private final MemorySegment pollFd;
+    private final MemorySegment pollErrno;
 
     CompletionChannel(VerbsContext context) {
         super("CompletionChannel", context);
@@ -32,6 +34,9 @@ public final class CompletionChannel extends NativeResource {
         this.fd = ibv_comp_channel.fd(channel);
         this.cqOut = arena.allocate(ValueLayout.ADDRESS);
         this.ctxOut = arena.allocate(ValueLayout.ADDRESS);
+        MemorySegment[] scratch = Native.pollScratch(arena);
+        this.pollFd = scratch[0];
+        this.pollErrno = scratch[1];
     }
 
     /**
@@ -46,7 +51,7 @@ public final class CompletionChannel extends NativeResource {
         if (expected == null || expected.channel() != this) {
             throw new IllegalArgumentException("awaitEvent needs the CompletionQueue created with this channel");
         }
-        if (!Native.pollReadable(fd, timeoutMs)) {
+        if (!Native.pollReadable(fd, timeoutMs, pollFd, pollErrno)) {
             return null;
         }
         Native.callInt("ibv_get_cq_event", GET_EVENT, channel, cqOut, ctxOut);

@@ -86,10 +86,25 @@ final class Native {
      * @return true if readable, false on timeout
      */
     static boolean pollReadable(int fd, long timeoutMs) {
-        long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment pfd = arena.allocate(8, 4);
-            MemorySegment state = arena.allocate(CAPTURE);
+            return pollReadable(fd, timeoutMs, arena.allocate(8, 4), arena.allocate(CAPTURE));
+        }
+    }
+
+    /** A pollfd-sized segment and an errno capture segment for {@link #pollReadable(int, long, MemorySegment, MemorySegment)}. */
+    static MemorySegment[] pollScratch(Arena arena) {
+        return new MemorySegment[] {arena.allocate(8, 4), arena.allocate(CAPTURE)};
+    }
+
+    /**
+     * Waits until {@code fd} is readable, with caller-owned scratch memory (from {@link #pollScratch}), so a
+     * poller that sleeps on a completion channel allocates nothing per wait.
+     *
+     * @return true if readable, false on timeout
+     */
+    static boolean pollReadable(int fd, long timeoutMs, MemorySegment pfd, MemorySegment state) {
+        long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
+        try {
             while (true) {
                 pfd.set(ValueLayout.JAVA_INT, 0, fd);
                 pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);

@@ -97,6 +97,43 @@ class RdmaTransportFactoryTest {
     }
 
     @Test
+    void theBusSecretIsValidatedAndTheHandshakeProofsAreBoundToRoleIdsAndNonces(@TempDir final Path dir)
+            throws Exception {
+        assertBad(Map.of(AuthConfig.SECRET, "short"), "at least 16");
+        assertBad(Map.of(AuthConfig.SECRET, "0123456789abcdef", AuthConfig.SECRET_FILE, "/x"), "only one of");
+        assertBad(Map.of(AuthConfig.SECRET_FILE, dir.resolve("absent").toString()), "rdma.secret.file");
+        Path file = dir.resolve("secret");
+        Files.writeString(file, "0123456789abcdef0123\n");
+        AuthConfig fromFile = RdmaTransportConfig.parse(Map.of(AuthConfig.SECRET_FILE, file.toString())).auth();
+        assertTrue(fromFile.enabled());
+        assertEquals(20, fromFile.key().length, "the trailing newline is not part of the secret");
+        assertFalse(fromFile.toString().contains("0123"), "toString must not reveal the secret");
+        assertTrue(RdmaTransportConfig.parse(Map.of()).auth().unset());
+        AuthConfig none = RdmaTransportConfig.parse(Map.of(AuthConfig.SECRET, "none")).auth();
+        assertFalse(none.enabled());
+        assertFalse(none.unset());
+
+        byte[] key = fromFile.key();
+        byte[] n1 = PeerAuth.nonce();
+        byte[] n2 = PeerAuth.nonce();
+        byte[] p = PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 1, 2, n1, n2);
+        assertTrue(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 1, 2, n1, n2)));
+        assertFalse(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_ACCEPTOR, 1, 2, n1, n2)), "role must be bound");
+        assertFalse(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 2, 1, n1, n2)), "ids must be bound");
+        assertFalse(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 1, 2, n2, n1)), "nonces must be bound");
+        assertFalse(PeerAuth.matches(p, PeerAuth.proof("another secret of enough bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                PeerAuth.ROLE_CONNECTOR, 1, 2, n1, n2)), "the secret must be bound");
+        PeerAuth.Request req = PeerAuth.parseRequest(PeerAuth.request(PeerAuth.FLAG_SECRET, -5L, new byte[] {10, 77, 0, 11}, 7801, n1));
+        assertEquals("10.77.0.11:7801", req.listenEndpoint());
+        assertEquals(-5L, req.nodeId());
+        assertTrue(PeerAuth.REQUEST_BYTES <= 56, "an RC connect request carries at most 56 bytes of private data");
+        PeerAuth.Reply rep = PeerAuth.parseReply(java.util.Arrays.copyOf(PeerAuth.reply(0, 9L, n2, p), 196)); // IB CM pads the REP
+        assertEquals(9L, rep.nodeId());
+        assertTrue(PeerAuth.matches(p, rep.proof()));
+        assertNull(PeerAuth.parseRequest("RBUS1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+    }
+
+    @Test
     void capabilitiesFollowTheConfigurationBeforeStart() {
         Transport t = factory.create(Map.of(RdmaTransportConfig.FRAME_BYTES, "8192", RdmaTransportConfig.UD_PAYLOAD_BYTES, "1024"));
         try {

@@ -1,0 +1,103 @@
+package io.rdmabus.rdma.transport;
+
+import java.nio.ByteOrder;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * Pure validation of one received RC message (the {@link Wire} envelope and, for control messages, its arguments),
+ * so the poller can drop and count malformed input instead of acting on it, and so the parser can be fuzzed on a
+ * host without verbs. Stateless and allocation-free; never throws for any {@code [offset, offset + length)} inside
+ * the buffer.
+ *
+ * <p>Rules (a message that breaks one is malformed): at least the 8-byte envelope; the type word is one of
+ * {@link Wire}'s types with its reserved bytes 0 (the poller reads type as a 32-bit word); DATA carries a non-zero
+ * topic id and at most {@code maxFrameBytes} after the envelope; control messages are exactly
+ * {@link Wire#CONTROL_MESSAGE_BYTES} long, AUTH exactly {@link Wire#AUTH_BYTES}; INIT grants 1..{@code maxCredits}
+ * credits and a frame size at least ours; CREDIT returns 0..{@code maxCredits} (0: a no-op whose signalled completion
+ * releases unsignalled data sends); SUB/UNSUB name a non-zero topic id.
+ */
+final class ControlMessages {
+    /** Too short for the envelope (or, for control messages, for {@link Wire#CONTROL_MESSAGE_BYTES}). */
+    static final int ERR_TRUNCATED = -1;
+    /** Not a known type, or reserved bytes set. */
+    static final int ERR_TYPE = -2;
+    /** Topic id 0 (never produced by FNV-1a topic ids). */
+    static final int ERR_TOPIC = -3;
+    /** DATA longer than the largest frame, or a control message longer than {@link Wire#CONTROL_MESSAGE_BYTES}. */
+    static final int ERR_TOO_LONG = -4;
+    /** INIT with a credit count outside 1..maxCredits, or CREDIT outside 0..maxCredits. */
+    static final int ERR_CREDITS = -5;
+    /** INIT announcing a smaller frame than ours: a configuration mismatch, not corruption. */
+    static final int ERR_PEER_FRAME = -6;
+
+    private ControlMessages() {
+    }
+
+    /**
+     * @param buffer        the receive buffer
+     * @param offset        start of the message
+     * @param length        bytes received (the work completion's byte length)
+     * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
+     * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#AUTH}) if well formed, else a negative {@code ERR_*}
+     */
+    static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
+        if (length < Wire.ENVELOPE_BYTES) {
+            return ERR_TRUNCATED;
+        }
+        final int type = buffer.getInt(offset + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        final int arg = buffer.getInt(offset + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        if (type == Wire.DATA) {
+            if (arg == 0) {
+                return ERR_TOPIC;
+            }
+            return length - Wire.ENVELOPE_BYTES > maxFrameBytes ? ERR_TOO_LONG : Wire.DATA;
+        }
+        if (type < Wire.INIT || type > Wire.AUTH) {
+            return ERR_TYPE;
+        }
+        final int expectedLength = type == Wire.AUTH ? Wire.AUTH_BYTES : Wire.CONTROL_MESSAGE_BYTES;
+        if (length < expectedLength) {
+            return ERR_TRUNCATED;
+        }
+        if (length > expectedLength) {
+            return ERR_TOO_LONG;
+        }
+        return switch (type) {
+            case Wire.INIT -> {
+                if (arg < 1 || arg > maxCredits) {
+                    yield ERR_CREDITS;
+                }
+                yield buffer.getInt(offset + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN) < maxFrameBytes ? ERR_PEER_FRAME : Wire.INIT;
+            }
+            case Wire.CREDIT -> arg < 0 || arg > maxCredits ? ERR_CREDITS : Wire.CREDIT;
+            case Wire.SUB, Wire.UNSUB -> arg == 0 ? ERR_TOPIC : type;
+            case Wire.AUTH -> Wire.AUTH;
+            default -> Wire.BYE;
+        };
+    }
+
+    /**
+     * @param code a {@link #classify} result
+     * @return a short description for logs and counters
+     */
+    static String describe(final int code) {
+        return switch (code) {
+            case Wire.DATA -> "data";
+            case Wire.INIT -> "init";
+            case Wire.CREDIT -> "credit";
+            case Wire.SUB -> "sub";
+            case Wire.UNSUB -> "unsub";
+            case Wire.BYE -> "bye";
+            case Wire.AUTH -> "auth";
+            case ERR_TRUNCATED -> "truncated message";
+            case ERR_TYPE -> "unknown message type or reserved bytes set";
+            case ERR_TOPIC -> "topic id 0";
+            case ERR_TOO_LONG -> "message longer than allowed";
+            case ERR_CREDITS -> "credit count out of range";
+            case ERR_PEER_FRAME -> "peer's frame size is smaller than ours";
+            default -> "unknown code " + code;
+        };
+    }
+}

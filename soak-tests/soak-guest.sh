@@ -1,0 +1,92 @@
+#!/bin/bash
+# The soak run's guest script (run by lab/rxe-lab.sh in every guest; see soak-tests/README.md). Not run by hand.
+#   soak-guest.sh <traffic-seconds> <quotes-per-second> <warmup-seconds>
+# Guest 1 runs the publisher, guests 2..N a subscriber each. Each guest runs its own part of the fault schedule
+# (faults are local to a guest: its JVM, its NIC) at fixed fractions of the traffic window and logs each fault, with
+# its wall-clock time in ms, to $LAB_SHARED/faults.log for the report.
+# rxe-lab runs guest scripts with sh (dash): re-run under bash
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+D=${1:?traffic seconds}
+RATE=${2:?quotes per second}
+WARMUP=${3:-150}
+I=$LAB_GUEST_INDEX
+N=$LAB_GUEST_COUNT
+read -r -a IPS <<< "$LAB_GUEST_IPS"
+PUB_IP=${IPS[0]}
+PORT=7900
+OUT=$LAB_OUT
+SH=$LAB_SHARED
+CP="soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)"
+JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
+JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+
+now_ms() { date +%s%3N; }
+fault() { echo "$(now_ms) guest$I $*" >> "$SH/faults.log"; echo "soak-guest$I: fault $*"; }
+res() { rdma res show > "$OUT/res-$1.txt" 2>&1; echo "soak-guest$I: rdma res $1: $(head -1 "$OUT/res-$1.txt")"; }
+
+# the run's end, fixed once by guest 1 (guests boot within seconds of each other; each waits for the file)
+if [ "$I" = 1 ]; then
+  echo $(( $(date +%s) + WARMUP + D )) > "$SH/end-epoch-s.tmp" && mv "$SH/end-epoch-s.tmp" "$SH/end-epoch-s"
+  echo "$(now_ms)" > "$SH/traffic-start-ms.planned"
+fi
+for _ in $(seq 1 120); do [ -s "$SH/end-epoch-s" ] && break; sleep 1; done
+END=$(cat "$SH/end-epoch-s") || { echo "soak-guest$I: no end time from guest 1"; exit 1; }
+T0=$(( END - D ))               # planned start of the traffic window (after the JVMs' warm-up)
+at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"; }
+
+res before
+start_node() {
+  local role=$1
+  if [ "$role" = publisher ]; then
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $PORT \
+      --rate "$RATE" --end-epoch-s "$END" --name "pub$I" >> "$OUT/node.log" 2>&1 &
+  else
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $PORT \
+      --seed "$PUB_IP:$PORT" --stop-file "$SH/stop" --end-epoch-s "$END" --name "sub$I" >> "$OUT/node.log" 2>&1 &
+  fi
+  NODE_PID=$!
+  echo "soak-guest$I: started $role pid $NODE_PID"
+}
+
+ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
+start_node $ROLE
+LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JVM and netem faults
+# ---- this guest's part of the fault schedule
+if [ "$I" = 2 ]; then
+  at 15; fault "kill-9 subscriber JVM (pid $NODE_PID) and restart it"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null
+  start_node subscriber
+fi
+if [ "$I" = "$LAST" ] && [ "$N" -ge 3 ]; then
+  at 35; fault "ip link set eth0 down (10 s)"; ip link set eth0 down; sleep 10
+  ip link set eth0 up; ip route add 224.0.0.0/4 dev eth0 2>/dev/null; fault "ip link set eth0 up"
+fi
+if [ "$I" = 2 ]; then
+  at 50
+  if modprobe sch_netem 2>/dev/null && tc qdisc add dev eth0 root netem loss 5% delay 20ms 2>"$OUT/netem.err"; then
+    fault "tc netem loss 5% delay 20ms on eth0 (for $(( D * 15 / 100 )) s)"
+    at 65; tc qdisc del dev eth0 root; fault "tc netem removed"
+  else
+    fault "tc netem NOT APPLIED: $(cat "$OUT/netem.err" 2>/dev/null) (sch_netem missing?)"
+  fi
+fi
+if [ "$I" = 1 ]; then
+  at 75; fault "kill-9 publisher JVM (pid $NODE_PID) and restart it (new session)"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null
+  start_node publisher
+  if git log main --oneline 2>/dev/null | grep -qi secret; then
+    fault "unauthenticated peer: bus secret is in main but this harness does not drive it yet"
+  else
+    fault "unauthenticated peer NOT RUN: no bus secret in this build (issue: RC engineer's rdma.secret)"
+  fi
+fi
+wait "$NODE_PID"; RC=$?
+echo "soak-guest$I: $ROLE exited $RC"
+if [ "$I" = 1 ]; then
+  touch "$SH/stop"
+else
+  for _ in $(seq 1 60); do [ -e "$SH/stop" ] && break; sleep 1; done
+fi
+sleep 5
+res after
+echo "$RC" > "$OUT/node-exit"
+exit "$RC"

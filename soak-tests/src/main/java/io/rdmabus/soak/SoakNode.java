@@ -1,0 +1,265 @@
+package io.rdmabus.soak;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusPublication;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Received;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.codecs.Quote;
+import io.rdmabus.codecs.Trade;
+import io.rdmabus.samples.marketdata.MarketDataTopics;
+import io.rdmabus.spi.StaticSeedDiscovery;
+
+import org.HdrHistogram.Histogram;
+
+import reactor.core.Disposable;
+
+/**
+ * One JVM of the soak run, inside an rxe guest: the publisher (quotes best effort, trades reliable, at a configured
+ * rate, each message carrying its sequence and checksum) or a subscriber (proves per publisher session what it got:
+ * {@link StreamCheck}; latency from the publisher's timestamp). Writes a per-second CSV and a summary (rewritten every
+ * few seconds, so a subscriber killed with -9 still leaves what it proved until then) into {@code --out}.
+ *
+ * <pre>
+ * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S --end-epoch-s T [--name N]
+ * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P --stop-file F --end-epoch-s T [--name N]
+ * </pre>
+ * {@code --transport tcp} (default {@code rdma}) runs the same nodes over TCP on one host, to smoke-test the harness
+ * itself without the lab.
+ * Trades go at a quarter of the quote rate. Exit code 0 on a clean close, 1 if a bus thread was left or spinning.
+ */
+public final class SoakNode {
+    private static final long SUMMARY_EVERY_MS = 5000;
+
+    private SoakNode() {
+    }
+
+    /**
+     * @param args see the class comment
+     * @throws Exception on a setup failure (printed, exit 2)
+     */
+    public static void main(final String[] args) throws Exception {
+        final Map<String, String> opt = new HashMap<>();
+        for (int i = 1; i + 1 < args.length; i += 2) {
+            opt.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        if (args.length == 0 || !(args[0].equals("publisher") || args[0].equals("subscriber"))) {
+            System.err.println("usage: SoakNode publisher|subscriber --out DIR --bind IP --port P ...");
+            System.exit(2);
+        }
+        final Path out = Path.of(require(opt, "out"));
+        Files.createDirectories(out);
+        final String name = opt.getOrDefault("name", args[0]) + "-" + ProcessHandle.current().pid();
+        final long endMs = Long.parseLong(require(opt, "end-epoch-s")) * 1000;
+        final String transport = opt.getOrDefault("transport", "rdma");
+        final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
+            .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed")) : List.of())));
+        if (transport.equals("rdma")) {
+            builder.transportProperty("rdma.bind", require(opt, "bind")).transportProperty("rdma.cm.port.base", require(opt, "port"))
+                .transportProperty("rdma.cm.port.range", "1");
+        } else if (transport.equals("tcp")) {
+            builder.transportProperty("tcp.bind", require(opt, "bind") + ":" + require(opt, "port")); // host smoke test of the harness
+        }
+        final Bus bus = builder.build();
+        System.out.println("soak " + name + ": bus up on " + opt.get("bind") + ":" + opt.get("port") + " at " + System.currentTimeMillis());
+        final int exit = args[0].equals("publisher")
+            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs)
+            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs);
+        System.exit(exit);
+    }
+
+    private static String require(final Map<String, String> opt, final String key) {
+        final String v = opt.get(key);
+        if (v == null) {
+            System.err.println("SoakNode: --" + key + " is required");
+            System.exit(2);
+        }
+        return v;
+    }
+
+    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final long endMs) throws Exception {
+        final BusPublication<Quote> quotes = bus.publication(MarketDataTopics.QUOTES);
+        final BusPublication<Trade> trades = bus.publication(MarketDataTopics.TRADES);
+        final long periodNs = TimeUnit.SECONDS.toNanos(1) / Math.max(1, quotesPerS);
+        long quoteSeq = 0;
+        long tradeSeq = 0;
+        long quoteNotSent = 0;
+        long tradeRetries = 0;
+        long ticks = 0;
+        boolean tradeDue = false;
+        long nextNs = System.nanoTime();
+        long nextLineMs = System.currentTimeMillis() + 1000;
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("pub-" + name + ".csv")))) {
+            csv.println("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries");
+            while (System.currentTimeMillis() < endMs) {
+                final long now = System.nanoTime();
+                if (now < nextNs) {
+                    LockSupport.parkNanos(Math.min(nextNs - now, 1_000_000));
+                    continue;
+                }
+                nextNs += periodNs;
+                if (now - nextNs > TimeUnit.SECONDS.toNanos(1)) {
+                    nextNs = now; // fell behind (a stalled guest): do not burst to catch up
+                }
+                ticks++;
+                // the per-publisher sequence advances only for messages the bus took, so every gap a subscriber sees is a
+                // message the bus sent and the subscriber did not get
+                if (quotes.offer(SoakMessages.quote(quoteSeq, System.currentTimeMillis() * 1_000_000L)) == PublishStatus.OK) {
+                    quoteSeq++;
+                } else {
+                    quoteNotSent++;
+                }
+                if (ticks % 4 == 0) {
+                    tradeDue = true;
+                }
+                if (tradeDue) {
+                    if (trades.offer(SoakMessages.trade(tradeSeq, System.currentTimeMillis() * 1_000_000L)) == PublishStatus.OK) {
+                        tradeSeq++;
+                        tradeDue = false;
+                    } else {
+                        tradeRetries++; // reliable: the same trade again on the next tick
+                    }
+                }
+                final long nowMs = System.currentTimeMillis();
+                if (nowMs >= nextLineMs) {
+                    csv.println(nowMs + "," + quoteSeq + "," + tradeSeq + "," + quoteNotSent + "," + tradeRetries);
+                    csv.flush();
+                    nextLineMs += 1000;
+                }
+            }
+        }
+        final String summary = "role=publisher\nname=" + name + "\nquoteSession=" + quotes.sessionId() + "\ntradeSession=" + trades.sessionId()
+            + "\nquotesSent=" + quoteSeq + "\ntradesSent=" + tradeSeq + "\nquotesNotSent=" + quoteNotSent + "\ntradeRetries=" + tradeRetries + "\n";
+        quotes.close();
+        trades.close();
+        return closeAndCheck(bus, out, name, summary);
+    }
+
+    private static int subscribe(final Bus bus, final Path out, final String name, final Path stopFile, final long endMs) throws Exception {
+        final Map<Integer, StreamCheck> quoteChecks = new TreeMap<>();
+        final Map<Integer, StreamCheck> tradeChecks = new TreeMap<>();
+        final Histogram latency = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
+        final Histogram interval = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
+        final Object lock = new Object();
+        final Disposable q = bus.subscribeReceived(MarketDataTopics.QUOTES, SubscribeOptions.defaults()).subscribe(r -> {
+            synchronized (lock) {
+                quoteChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().feedSequence(), r.lostBefore(),
+                    SoakMessages.verify(r.value()));
+                record(latency, interval, r);
+            }
+        });
+        final Disposable t = bus.subscribeReceived(MarketDataTopics.TRADES, SubscribeOptions.defaults()).subscribe(r -> {
+            synchronized (lock) {
+                tradeChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().tradeId(), r.lostBefore(),
+                    SoakMessages.verify(r.value()));
+                record(latency, interval, r);
+            }
+        });
+        long nextLineMs = System.currentTimeMillis() + 1000;
+        long nextSummaryMs = System.currentTimeMillis() + SUMMARY_EVERY_MS;
+        // bound: the run's end plus time for the publisher to finish and the stop file to appear
+        final long hardEndMs = endMs + TimeUnit.SECONDS.toMillis(180);
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("sub-" + name + ".csv")))) {
+            csv.println("epoch_ms,quotes,trades,quote_gaps_observed,quote_gaps_reported,trades_lost,p50_us,p99_us,max_us");
+            while (!Files.exists(stopFile) && System.currentTimeMillis() < hardEndMs) {
+                Thread.sleep(50);
+                final long nowMs = System.currentTimeMillis();
+                if (nowMs >= nextLineMs) {
+                    synchronized (lock) {
+                        csv.println(nowMs + "," + sum(quoteChecks, StreamCheck::received) + "," + sum(tradeChecks, StreamCheck::received) + ","
+                            + sum(quoteChecks, StreamCheck::lost) + "," + sum(quoteChecks, StreamCheck::reportedLost) + ","
+                            + sum(tradeChecks, StreamCheck::lost) + "," + interval.getValueAtPercentile(50) + "," + interval.getValueAtPercentile(99)
+                            + "," + interval.getMaxValue());
+                        interval.reset();
+                    }
+                    csv.flush();
+                    nextLineMs += 1000;
+                }
+                if (nowMs >= nextSummaryMs) {
+                    writeSummary(out, name, lock, quoteChecks, tradeChecks, latency, "running");
+                    nextSummaryMs += SUMMARY_EVERY_MS;
+                }
+            }
+        }
+        Thread.sleep(2000); // the last messages in flight
+        writeSummary(out, name, lock, quoteChecks, tradeChecks, latency, "stopped");
+        q.dispose();
+        t.dispose();
+        final StringBuilder summary = new StringBuilder();
+        synchronized (lock) {
+            summary.append(summaryText(name, quoteChecks, tradeChecks, latency, "closed"));
+        }
+        return closeAndCheck(bus, out, name, summary.toString());
+    }
+
+    private static void record(final Histogram latency, final Histogram interval, final Received<?> r) {
+        final java.time.Instant now = java.time.Instant.now(); // microsecond wall clock, not currentTimeMillis' milliseconds
+        final long us = Math.max(0, (now.getEpochSecond() * 1_000_000_000L + now.getNano() - r.timestampNs()) / 1000);
+        final long clamped = Math.min(us, latency.getHighestTrackableValue());
+        latency.recordValue(clamped);
+        interval.recordValue(clamped);
+    }
+
+    private static long sum(final Map<Integer, StreamCheck> checks, final java.util.function.ToLongFunction<StreamCheck> f) {
+        long total = 0;
+        for (final StreamCheck c : checks.values()) {
+            total += f.applyAsLong(c);
+        }
+        return total;
+    }
+
+    private static String summaryText(final String name, final Map<Integer, StreamCheck> quoteChecks, final Map<Integer, StreamCheck> tradeChecks,
+                                      final Histogram latency, final String state) {
+        final StringBuilder sb = new StringBuilder("role=subscriber\nname=" + name + "\nstate=" + state + "\n");
+        quoteChecks.forEach((s, c) -> sb.append("quotes.session.").append(s).append('=').append(c.summary()).append('\n'));
+        tradeChecks.forEach((s, c) -> sb.append("trades.session.").append(s).append('=').append(c.summary()).append('\n'));
+        final ByteBuffer buf = ByteBuffer.allocate(latency.getNeededByteBufferCapacity());
+        final int n = latency.encodeIntoCompressedByteBuffer(buf);
+        sb.append("latencyHistogram=").append(Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n))).append('\n');
+        return sb.toString();
+    }
+
+    private static void writeSummary(final Path out, final String name, final Object lock, final Map<Integer, StreamCheck> quoteChecks,
+                                     final Map<Integer, StreamCheck> tradeChecks, final Histogram latency, final String state) throws IOException {
+        final String text;
+        synchronized (lock) {
+            text = summaryText(name, quoteChecks, tradeChecks, latency, state);
+        }
+        final Path tmp = out.resolve("sub-" + name + ".summary.tmp");
+        Files.writeString(tmp, text, StandardCharsets.UTF_8);
+        Files.move(tmp, out.resolve("sub-" + name + ".summary"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** Closes the bus, then checks that no bus thread is left or spinning; writes the final summary. @return exit code */
+    private static int closeAndCheck(final Bus bus, final Path out, final String name, final String summary) throws Exception {
+        final long heapBeforeClose = JvmCheck.heapAfterGcBytes();
+        final long t0 = System.nanoTime();
+        bus.close();
+        final long closeMs = (System.nanoTime() - t0) / 1_000_000;
+        final List<String> left = JvmCheck.awaitNoBusThreads(10_000);
+        final List<String> spinning = JvmCheck.spinningThreads(1000, 0.2);
+        final long heapAfterClose = JvmCheck.heapAfterGcBytes();
+        final String text = summary + "closeMs=" + closeMs + "\nbusThreadsLeft=" + String.join(";", left) + "\nspinningThreads="
+            + String.join(";", spinning) + "\nheapBeforeCloseKiB=" + (heapBeforeClose >> 10) + "\nheapAfterCloseKiB=" + (heapAfterClose >> 10)
+            + "\nfinal=true\n";
+        final String prefix = summary.startsWith("role=publisher") ? "pub-" : "sub-";
+        Files.writeString(out.resolve(prefix + name + ".summary"), text, StandardCharsets.UTF_8);
+        System.out.println("soak " + name + ": closed in " + closeMs + " ms; threads left " + left + "; spinning " + spinning);
+        return left.isEmpty() && spinning.isEmpty() ? 0 : 1;
+    }
+}

@@ -1,0 +1,315 @@
+package io.rdmabus.soak;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import io.rdmabus.benchmarks.SoakPlotBridge;
+
+import org.HdrHistogram.Histogram;
+
+/**
+ * Reads a soak run's lab output (per guest: node CSVs and summaries, {@code rdma res} before/after; shared: the fault
+ * log) and writes {@code report.md}, {@code rate.png} and {@code latency.png} into the report folder, then prints ONE
+ * verdict line and exits 0 (PASS) or 1 (FAIL).
+ *
+ * <pre>SoakReport LAB_OUT_DIR REPORT_DIR PROFILE TRAFFIC_SECONDS</pre>
+ */
+public final class SoakReport {
+    private final Path lab;
+    private final Path report;
+    private final String profile;
+    private final long trafficS;
+    private final List<String> problems = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private final StringBuilder md = new StringBuilder();
+
+    private SoakReport(final Path lab, final Path report, final String profile, final long trafficS) {
+        this.lab = lab;
+        this.report = report;
+        this.profile = profile;
+        this.trafficS = trafficS;
+    }
+
+    /**
+     * @param args lab output dir, report dir, profile, traffic seconds
+     * @throws IOException if files cannot be read or written
+     */
+    public static void main(final String[] args) throws IOException {
+        if (args.length != 4) {
+            System.err.println("usage: SoakReport LAB_OUT_DIR REPORT_DIR PROFILE TRAFFIC_SECONDS");
+            System.exit(2);
+        }
+        final String verdict = write(Path.of(args[0]), Path.of(args[1]), args[2], Long.parseLong(args[3]));
+        System.out.println(verdict);
+        System.exit(verdict.startsWith("soak verdict: PASS") ? 0 : 1);
+    }
+
+    /**
+     * @param lab      the lab output folder (guest1.., shared)
+     * @param report   the report folder to write
+     * @param profile  profile name
+     * @param trafficS length of the traffic window, seconds
+     * @return the verdict line
+     * @throws IOException if files cannot be read or written
+     */
+    public static String write(final Path lab, final Path report, final String profile, final long trafficS) throws IOException {
+        return new SoakReport(lab, report, profile, trafficS).build();
+    }
+
+    private static Map<String, String> props(final Path file) throws IOException {
+        final Map<String, String> m = new LinkedHashMap<>();
+        for (final String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            final int eq = line.indexOf('=');
+            if (eq > 0) {
+                m.put(line.substring(0, eq), line.substring(eq + 1));
+            }
+        }
+        return m;
+    }
+
+    private static Map<String, Long> kv(final String summary) {
+        final Map<String, Long> m = new LinkedHashMap<>();
+        for (final String part : summary.trim().split("\\s+")) {
+            final int eq = part.indexOf('=');
+            if (eq > 0) {
+                m.put(part.substring(0, eq), Long.parseLong(part.substring(eq + 1)));
+            }
+        }
+        return m;
+    }
+
+    private List<Path> files(final String glob) throws IOException {
+        final List<Path> out = new ArrayList<>();
+        try (Stream<Path> guests = Files.list(lab)) {
+            for (final Path g : guests.filter(p -> p.getFileName().toString().startsWith("guest")).sorted().toList()) {
+                try (var ds = Files.newDirectoryStream(g, glob)) {
+                    ds.forEach(out::add);
+                }
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+
+    private String build() throws IOException {
+        Files.createDirectories(report);
+        final long endS = Long.parseLong(Files.readString(lab.resolve("shared/end-epoch-s")).trim());
+        final long t0Ms = (endS - trafficS) * 1000;
+        // ---- faults
+        final List<RatePlot.Marker> markers = new ArrayList<>();
+        final List<String> faultLines = new ArrayList<>();
+        final Path faultLog = lab.resolve("shared/faults.log");
+        if (Files.exists(faultLog)) {
+            for (final String line : Files.readAllLines(faultLog)) {
+                final String[] p = line.split(" ", 3);
+                if (p.length == 3) {
+                    final double at = (Long.parseLong(p[0]) - t0Ms) / 1000.0;
+                    markers.add(new RatePlot.Marker(at, p[1] + " " + p[2]));
+                    faultLines.add(String.format(Locale.ROOT, "| %.1f s | %s | %s |", at, p[1], p[2]));
+                }
+            }
+        }
+        final long faultsApplied = faultLines.stream().filter(l -> !l.contains("NOT") && !l.contains(" up |") && !l.contains("removed")).count();
+        for (final String l : faultLines) {
+            if (l.contains("NOT")) {
+                notes.add("fault not applied: " + l.replace("|", " ").trim());
+            }
+        }
+        // ---- publishers
+        long tradesSent = 0;
+        long quotesSent = 0;
+        final Map<String, Long> finalTradeCount = new TreeMap<>(); // trade session -> trades sent (publishers that closed)
+        for (final Path p : files("pub-*.summary")) {
+            final Map<String, String> s = props(p);
+            tradesSent += Long.parseLong(s.get("tradesSent"));
+            quotesSent += Long.parseLong(s.get("quotesSent"));
+            finalTradeCount.put(s.get("tradeSession"), Long.parseLong(s.get("tradesSent")));
+            checkClose(p, s);
+        }
+        for (final Path csv : files("pub-*.csv")) {
+            if (!Files.exists(Path.of(csv.toString().replace(".csv", ".summary")))) {
+                final List<String> lines = Files.readAllLines(csv);
+                if (lines.size() > 1) {
+                    final String[] last = lines.get(lines.size() - 1).split(",");
+                    quotesSent += Long.parseLong(last[1]);
+                    tradesSent += Long.parseLong(last[2]);
+                    notes.add(csv.getFileName() + ": publisher killed; its counts are from its last per-second line (up to 1 s short)");
+                }
+            }
+        }
+        // ---- subscribers
+        long relLost = 0;
+        long relDup = 0;
+        long relReordered = 0;
+        long relReported = 0;
+        long badContent = 0;
+        long beObserved = 0;
+        long beReported = 0;
+        long received = 0;
+        long tailLost = 0;
+        final Map<String, Histogram> latency = new LinkedHashMap<>();
+        final StringBuilder subTable = new StringBuilder("| subscriber JVM | state | topic | publisher session | received | first | last "
+            + "| lost (gaps) | reported by bus | dup | reordered | bad content |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (final Path p : files("sub-*.summary")) {
+            final Map<String, String> s = props(p);
+            final String name = s.get("name");
+            final String state = s.get("state") + ("true".equals(s.get("final")) ? "" : " (killed)");
+            for (final Map.Entry<String, String> e : s.entrySet()) {
+                final boolean quotes = e.getKey().startsWith("quotes.session.");
+                final boolean trades = e.getKey().startsWith("trades.session.");
+                if (!quotes && !trades) {
+                    continue;
+                }
+                final String session = e.getKey().substring(e.getKey().lastIndexOf('.') + 1);
+                final Map<String, Long> c = kv(e.getValue());
+                received += c.get("received");
+                badContent += c.get("badContent");
+                subTable.append("| ").append(name).append(" | ").append(state).append(" | ").append(quotes ? "quotes BEST_EFFORT" : "trades RELIABLE")
+                    .append(" | ").append(session).append(" | ").append(c.get("received")).append(" | ").append(c.get("first")).append(" | ")
+                    .append(c.get("last")).append(" | ").append(c.get("lost")).append(" | ").append(c.get("reportedLost")).append(" | ")
+                    .append(c.get("duplicated")).append(" | ").append(c.get("reordered")).append(" | ").append(c.get("badContent")).append(" |\n");
+                if (trades) {
+                    relLost += c.get("lost");
+                    relDup += c.get("duplicated");
+                    relReordered += c.get("reordered");
+                    relReported += c.get("reportedLost");
+                    final Long sent = finalTradeCount.get(session);
+                    if (sent != null && "true".equals(s.get("final")) && c.get("last") != sent - 1) {
+                        tailLost += sent - 1 - c.get("last");
+                        problems.add(name + ": trades session " + session + " ended at " + c.get("last") + " but the publisher sent up to " + (sent - 1));
+                    }
+                } else {
+                    beObserved += c.get("lost");
+                    beReported += c.get("reportedLost");
+                    if (!c.get("lost").equals(c.get("reportedLost"))) {
+                        problems.add(name + ": quotes session " + session + ": gaps observed " + c.get("lost") + " != reported " + c.get("reportedLost"));
+                    }
+                }
+            }
+            if (s.containsKey("latencyHistogram")) {
+                final byte[] bytes = Base64.getDecoder().decode(s.get("latencyHistogram"));
+                try {
+                    final Histogram us = Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(bytes), 0);
+                    final Histogram ns = new Histogram(3);
+                    for (final var v : us.recordedValues()) {
+                        ns.recordValueWithCount(v.getValueIteratedTo() * 1000, v.getCountAtValueIteratedTo());
+                    }
+                    if (ns.getTotalCount() > 0) {
+                        latency.put(name, ns);
+                    }
+                } catch (final java.util.zip.DataFormatException ex) {
+                    notes.add(name + ": latency histogram unreadable: " + ex);
+                }
+            }
+            if ("true".equals(s.get("final"))) {
+                checkClose(p, s);
+            }
+        }
+        if (received == 0) {
+            problems.add("no subscriber received anything");
+        }
+        if (relLost + relDup + relReordered + badContent > 0) {
+            problems.add("RELIABLE: lost=" + relLost + " dup=" + relDup + " reordered=" + relReordered + " bad content=" + badContent
+                + " (bus reported " + relReported + " of the lost as lostBefore)");
+        }
+        // ---- rdma res per guest
+        final StringBuilder resTable = new StringBuilder("| guest | before | after | growth |\n|---|---|---|---|\n");
+        boolean resOk = true;
+        try (Stream<Path> guests = Files.list(lab)) {
+            for (final Path g : guests.filter(p -> p.getFileName().toString().startsWith("guest")).sorted().toList()) {
+                final Path exit = g.resolve("exit-code");
+                final String code = Files.exists(exit) ? Files.readString(exit).trim() : "missing";
+                if (!"0".equals(code)) {
+                    problems.add(g.getFileName() + ": guest script exit code " + code + " (124 = timed out; see its console.log and node.log)");
+                }
+                final Path b = g.resolve("res-before.txt");
+                final Path a = g.resolve("res-after.txt");
+                if (!Files.exists(b) || !Files.exists(a)) {
+                    resOk = false;
+                    problems.add(g.getFileName() + ": no rdma res before/after (guest did not finish)");
+                    continue;
+                }
+                final RdmaRes rb = RdmaRes.parse(Files.readString(b).lines().findFirst().orElse(""), "rxe0");
+                final RdmaRes ra = RdmaRes.parse(Files.readString(a).lines().findFirst().orElse(""), "rxe0");
+                if (rb == null || ra == null) {
+                    resOk = false;
+                    problems.add(g.getFileName() + ": rdma res unreadable");
+                    continue;
+                }
+                final String growth = ra.growthOver(rb);
+                resTable.append("| ").append(g.getFileName()).append(" | ").append(rb.brief()).append(" | ").append(ra.brief()).append(" | ")
+                    .append(growth.isEmpty() ? "none" : growth).append(" |\n");
+                if (!growth.isEmpty()) {
+                    resOk = false;
+                    problems.add(g.getFileName() + ": rdma resources did not return to baseline: " + growth);
+                }
+            }
+        }
+        // ---- plots
+        final Map<String, List<double[]>> rates = new TreeMap<>();
+        for (final Path csv : files("sub-*.csv")) {
+            final List<String> lines = Files.readAllLines(csv);
+            final List<double[]> pts = new ArrayList<>();
+            long prevMs = -1;
+            long prevCount = 0;
+            for (final String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+                final String[] f = line.split(",");
+                final long ms = Long.parseLong(f[0]);
+                final long count = Long.parseLong(f[1]) + Long.parseLong(f[2]);
+                if (prevMs > 0 && ms > prevMs) {
+                    pts.add(new double[] {(ms - t0Ms) / 1000.0, (count - prevCount) * 1000.0 / (ms - prevMs)});
+                }
+                prevMs = ms;
+                prevCount = count;
+            }
+            rates.put(csv.getFileName().toString().replace("sub-", "").replace(".csv", ""), pts);
+        }
+        RatePlot.render("soak " + profile + ": receive rate per subscriber JVM, faults marked", rates, markers, report.resolve("rate.png").toFile());
+        if (!latency.isEmpty()) {
+            SoakPlotBridge.percentiles("soak " + profile + ": one-way latency per subscriber JVM (clock skew included)", latency,
+                report.resolve("latency.png").toFile());
+        }
+        final boolean pass = problems.isEmpty();
+        final String verdict = String.format(Locale.ROOT, "soak verdict: %s profile=%s duration=%ds reliable lost=%d dup=%d reordered=%d%s; "
+                + "best-effort gaps reported=%d observed=%d; faults=%d; received=%d of sent quotes=%d trades=%d; res baseline %s%s",
+            pass ? "PASS" : "FAIL", profile, trafficS, relLost, relDup, relReordered, tailLost > 0 ? " tailLost=" + tailLost : "", beReported, beObserved,
+            faultsApplied, received, quotesSent, tradesSent, resOk ? "ok" : "GREW/UNKNOWN", notes.stream().anyMatch(n -> n.contains("unauthenticated"))
+                ? "; unauthenticated peer not run" : "");
+        md.append("# Soak run: profile ").append(profile).append("\n\n`").append(verdict).append("`\n\n");
+        md.append("Lab output: `").append(lab).append("`. Traffic window: ").append(trafficS).append(" s from ")
+            .append(java.time.Instant.ofEpochMilli(t0Ms)).append(".\n\n");
+        md.append("## Problems\n\n").append(problems.isEmpty() ? "none\n" : "- " + String.join("\n- ", problems) + "\n");
+        md.append("\n## Notes\n\n").append(notes.isEmpty() ? "none\n" : "- " + String.join("\n- ", notes) + "\n");
+        md.append("\n## Faults\n\n| at (s into traffic) | guest | fault |\n|---|---|---|\n").append(String.join("\n", faultLines)).append("\n");
+        md.append("\n## What each subscriber JVM proved\n\n").append(subTable);
+        md.append("\n## rdma res (pd cq qp cm_id mr) before the JVMs started and after they exited\n\n").append(resTable);
+        md.append("\n## Plots\n\n![rate](rate.png)\n\n").append(latency.isEmpty() ? "(no latency samples)\n" : "![latency](latency.png)\n");
+        md.append("\n## How to read this\n\nSee soak-tests/README.md, section \"Reading the report\".\n");
+        Files.writeString(report.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
+        return verdict;
+    }
+
+    private void checkClose(final Path p, final Map<String, String> s) {
+        if (!s.getOrDefault("busThreadsLeft", "").isBlank()) {
+            problems.add(p.getFileName() + ": bus threads left after close: " + s.get("busThreadsLeft"));
+        }
+        if (!s.getOrDefault("spinningThreads", "").isBlank()) {
+            problems.add(p.getFileName() + ": threads spinning after close: " + s.get("spinningThreads"));
+        }
+        if (s.containsKey("closeMs")) {
+            notes.add(p.getFileName() + ": closed in " + s.get("closeMs") + " ms, heap after GC " + s.get("heapBeforeCloseKiB") + " KiB before close, "
+                + s.get("heapAfterCloseKiB") + " KiB after");
+        }
+    }
+}

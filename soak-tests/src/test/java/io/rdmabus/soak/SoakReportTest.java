@@ -1,0 +1,94 @@
+package io.rdmabus.soak;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The checks behind the verdict, on synthetic node output (the real run needs the lab), and StreamCheck's arithmetic. */
+class SoakReportTest {
+    private static final String RES_BEFORE = "0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0\n";
+
+    @Test
+    void streamCheckCountsGapsDuplicatesReorderingAndReports() {
+        final StreamCheck c = new StreamCheck();
+        c.onMessage(5, 99, true);   // joined live at 5: the report on the first message is not compared
+        c.onMessage(6, 0, true);
+        c.onMessage(9, 2, true);    // 7, 8 lost; bus reported 2
+        c.onMessage(9, 0, true);    // duplicate
+        c.onMessage(8, 0, false);   // late + bad content
+        c.onMessage(10, 0, true);
+        assertEquals(6, c.received());
+        assertEquals(2, c.lost());
+        assertEquals(1, c.lossEvents());
+        assertEquals(2, c.reportedLost());
+        assertEquals(1, c.duplicated());
+        assertEquals(1, c.reordered());
+        assertEquals(1, c.badContent());
+        assertEquals(10, c.last());
+    }
+
+    @Test
+    void soakMessagesVerifyTheirOwnContentOnly() {
+        assertTrue(SoakMessages.verify(SoakMessages.quote(42, 123)));
+        assertTrue(SoakMessages.verify(SoakMessages.trade(42, 123)));
+        final var q = SoakMessages.quote(42, 123);
+        assertTrue(!SoakMessages.verify(new io.rdmabus.codecs.Quote(q.instrumentId(), q.exchangeTimestampNs(), q.bidPriceE9() + 1, q.askPriceE9(),
+            q.bidSize(), q.askSize(), q.feedSequence())));
+        final var t = SoakMessages.trade(7, 1);
+        assertTrue(!SoakMessages.verify(new io.rdmabus.codecs.Trade(t.instrumentId(), t.exchangeTimestampNs(), t.priceE9(), t.size(), 8,
+            t.aggressorSide())));
+    }
+
+    private static void lab(final Path lab, final String subSummaryTrades, final String resAfter) throws IOException {
+        final long end = 2_000_000_000L;
+        Files.createDirectories(lab.resolve("shared"));
+        Files.writeString(lab.resolve("shared/end-epoch-s"), end + "\n");
+        Files.writeString(lab.resolve("shared/faults.log"), ((end - 50) * 1000) + " guest2 kill-9 subscriber JVM\n"
+            + ((end - 30) * 1000) + " guest1 unauthenticated peer NOT RUN: no bus secret\n");
+        final Path g1 = Files.createDirectories(lab.resolve("guest1"));
+        final Path g2 = Files.createDirectories(lab.resolve("guest2"));
+        for (final Path g : new Path[] {g1, g2}) {
+            Files.writeString(g.resolve("exit-code"), "0\n");
+            Files.writeString(g.resolve("res-before.txt"), RES_BEFORE);
+            Files.writeString(g.resolve("res-after.txt"), g == g2 ? resAfter : RES_BEFORE);
+        }
+        Files.writeString(g1.resolve("pub-pub1-10.summary"), "role=publisher\nname=pub1-10\nquoteSession=11\ntradeSession=12\nquotesSent=400\n"
+            + "tradesSent=100\nquotesNotSent=0\ntradeRetries=3\ncloseMs=20\nbusThreadsLeft=\nspinningThreads=\nfinal=true\n");
+        Files.writeString(g2.resolve("sub-sub2-20.summary"), "role=subscriber\nname=sub2-20\nstate=closed\n"
+            + "quotes.session.11=received=390 first=0 last=399 lost=10 lossEvents=3 reportedLost=10 duplicated=0 reordered=0 badContent=0\n"
+            + "trades.session.12=" + subSummaryTrades + "\ncloseMs=30\nbusThreadsLeft=\nspinningThreads=\nfinal=true\n");
+        final StringBuilder csv = new StringBuilder("epoch_ms,quotes,trades,quote_gaps_observed,quote_gaps_reported,trades_lost,p50_us,p99_us,max_us\n");
+        for (int s = 0; s < 100; s++) {
+            csv.append((end - 100 + s) * 1000).append(',').append(s * 4).append(',').append(s).append(",0,0,0,100,200,300\n");
+        }
+        Files.writeString(g2.resolve("sub-sub2-20.csv"), csv);
+    }
+
+    @Test
+    void passesOnACleanRunAndWritesTheReport(@TempDir final Path dir) throws IOException {
+        lab(dir.resolve("lab"), "received=100 first=0 last=99 lost=0 lossEvents=0 reportedLost=0 duplicated=0 reordered=0 badContent=0", RES_BEFORE);
+        final String verdict = SoakReport.write(dir.resolve("lab"), dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: PASS profile=test duration=100s reliable lost=0 dup=0 reordered=0; best-effort gaps reported=10 "
+            + "observed=10; faults=1;"), verdict);
+        assertTrue(verdict.contains("res baseline ok") && verdict.contains("unauthenticated peer not run"), verdict);
+        assertTrue(Files.size(dir.resolve("report/rate.png")) > 1000);
+        assertTrue(Files.readString(dir.resolve("report/report.md")).contains("kill-9 subscriber JVM"));
+    }
+
+    @Test
+    void failsOnReliableLossTailLossAndResourceGrowth(@TempDir final Path dir) throws IOException {
+        lab(dir.resolve("lab"), "received=95 first=0 last=97 lost=3 lossEvents=1 reportedLost=3 duplicated=0 reordered=0 badContent=0",
+            "0: rxe0: pd 2 cq 3 qp 3 cm_id 1 mr 2 ctx 0 srq 0\n");
+        final String verdict = SoakReport.write(dir.resolve("lab"), dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: FAIL") && verdict.contains("reliable lost=3") && verdict.contains("tailLost=2")
+            && verdict.contains("res baseline GREW"), verdict);
+        final String md = Files.readString(dir.resolve("report/report.md"));
+        assertTrue(md.contains("qp 3>1") && md.contains("ended at 97 but the publisher sent up to 99"), md);
+    }
+}

@@ -1,0 +1,226 @@
+package io.rdmabus.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.rdmabus.Bus;
+import io.rdmabus.Delivery;
+import io.rdmabus.Received;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.Topic;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.soak.fuzz.CheckedLongCodec;
+import io.rdmabus.soak.fuzz.Fuzz;
+import io.rdmabus.spi.StaticSeedDiscovery;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import reactor.core.Disposable;
+
+/**
+ * Fuzzes the TCP transport's stream framing decoder (PeerConnection.process) over real loopback sockets: a raw peer
+ * speaks the protocol of {@code tcp-fallback/README.md} with random write boundaries, sometimes mutated or replaced by
+ * garbage. Per connection, a model decoder of the documented protocol says whether the stream breaks the framing; the
+ * transport must count exactly one protocol error or handshake rejection for such a stream and none otherwise, never
+ * block or throw into the subscriber, and still deliver every valid stream completely and in order.
+ */
+class TcpStreamFuzzTest {
+    private static final int MAX_FRAME = 4096;
+    private static final int MAX_MESSAGE = TcpProtocol.maxMessageLength(MAX_FRAME);
+
+    private static ByteBuffer le(final int capacity) {
+        return ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static byte[] hello(final long nodeId) {
+        final byte[] name = "fuzz-raw".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        final int length = 1 + 4 + 2 + 8 + 4 + 2 + name.length;
+        return le(4 + length).putInt(length).put((byte) TcpProtocol.TYPE_HELLO).putInt(TcpProtocol.MAGIC).putShort((short) TcpProtocol.VERSION)
+            .putLong(nodeId).putInt(MAX_FRAME).putShort((short) name.length).put(name).array();
+    }
+
+    private static byte[] data(final int topicId, final int sessionId, final long sequence, final long value) {
+        final byte[] frame = new byte[FrameHeader.LENGTH + CheckedLongCodec.LENGTH];
+        final UnsafeBuffer v = new UnsafeBuffer(frame);
+        FrameHeader.write(v, 0, FrameHeader.FLAGS_UNFRAGMENTED, frame.length, topicId, sessionId, sequence, System.nanoTime());
+        new CheckedLongCodec().encode(value, v, FrameHeader.LENGTH);
+        return le(4 + 1 + 4 + frame.length).putInt(1 + 4 + frame.length).put((byte) TcpProtocol.TYPE_DATA).putInt(topicId).put(frame).array();
+    }
+
+    private static byte[] unsubscribe(final int topicId) {
+        return le(9).putInt(5).put((byte) TcpProtocol.TYPE_UNSUBSCRIBE).putInt(topicId).array();
+    }
+
+    /** The documented framing rules, independent of PeerConnection: true if the bytes break them before they end. */
+    static boolean modelBreaksFraming(final byte[] s) {
+        final ByteBuffer in = ByteBuffer.wrap(s).order(ByteOrder.LITTLE_ENDIAN);
+        boolean handshaken = false;
+        int at = 0;
+        while (s.length - at >= 4) {
+            final int length = in.getInt(at);
+            if (length < 1 || length > MAX_MESSAGE) {
+                return true;
+            }
+            if (s.length - at - 4 < length) {
+                return false; // incomplete: the peer closed mid-message
+            }
+            final int type = s[at + 4] & 0xFF;
+            final int body = length - 1;
+            final int b = at + 5;
+            if (!handshaken) {
+                if (type != TcpProtocol.TYPE_HELLO || body < 6 || in.getInt(b) != TcpProtocol.MAGIC) {
+                    return true;
+                }
+                if ((in.getShort(b + 4) & 0xFFFF) != TcpProtocol.VERSION) {
+                    return true; // rejected: another protocol version
+                }
+                if (body < 20 || in.getInt(b + 14) != MAX_FRAME) {
+                    return true; // truncated hello, or another max frame size: rejected
+                }
+                handshaken = true;
+            } else {
+                switch (type) {
+                    case TcpProtocol.TYPE_DATA -> {
+                        if (body < 4 || body - 4 > MAX_FRAME) {
+                            return true;
+                        }
+                    }
+                    case TcpProtocol.TYPE_SUBSCRIBE -> {
+                        if (body < 5) {
+                            return true;
+                        }
+                    }
+                    case TcpProtocol.TYPE_UNSUBSCRIBE -> {
+                        if (body < 4) {
+                            return true;
+                        }
+                    }
+                    default -> {
+                        return true;
+                    }
+                }
+            }
+            at += 4 + length;
+        }
+        return false;
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void framingDecoderDropsBadStreamsAndDeliversGoodOnes() throws Exception {
+        final Fuzz fuzz = Fuzz.start("tcp stream framing");
+        final Topic<Long> topic = Topic.of("fuzz.tcp", new CheckedLongCodec(), Delivery.RELIABLE);
+        final TcpTransport transport = new TcpTransport(TcpTransportConfig.from(Map.of(TcpTransportConfig.MAX_FRAME_BYTES, String.valueOf(MAX_FRAME),
+            TcpTransportConfig.HANDSHAKE_TIMEOUT_MS, "2000")));
+        final List<Received<Long>> got = new CopyOnWriteArrayList<>();
+        final AtomicReference<Throwable> error = new AtomicReference<>();
+        long validStreams = 0;
+        long badStreams = 0;
+        long okMutated = 0;
+        try (Bus bus = Bus.builder().name("fuzz-tcp").transport(transport).discovery(StaticSeedDiscovery.none()).build()) {
+            final Disposable sub = bus.subscribeReceived(topic, SubscribeOptions.defaults()).subscribe(got::add, error::set);
+            final InetSocketAddress address = transport.boundAddress();
+            while (fuzz.more()) {
+                final SplittableRandom rnd = fuzz.nextCase();
+                final int session = rnd.nextInt() | 0x4000_0000;
+                final int count = 1 + rnd.nextInt(40);
+                final ByteArrayOutputStream stream = new ByteArrayOutputStream();
+                stream.write(hello(rnd.nextLong()));
+                for (int i = 0; i < count; i++) {
+                    stream.write(data(topic.topicId(), session, i, i));
+                    if (rnd.nextInt(16) == 0) {
+                        stream.write(unsubscribe(rnd.nextInt() | 1)); // a topic nobody here publishes: harmless
+                    }
+                }
+                byte[] bytes = stream.toByteArray();
+                final int mode = rnd.nextInt(3);
+                if (mode == 1) {
+                    Fuzz.mutate(rnd, bytes, 1 + rnd.nextInt(4));
+                } else if (mode == 2) {
+                    final int keep = rnd.nextInt(bytes.length);
+                    final byte[] garbage = Fuzz.bytes(rnd, rnd.nextInt(64));
+                    final byte[] spliced = java.util.Arrays.copyOf(bytes, keep + garbage.length);
+                    System.arraycopy(garbage, 0, spliced, keep, garbage.length);
+                    bytes = spliced;
+                }
+                final boolean breaks = modelBreaksFraming(bytes);
+                final long errorsBefore = transport.protocolErrors() + transport.handshakeRejections();
+                final int before = (int) got.stream().filter(r -> r.sessionId() == session).count();
+                try (Socket socket = new Socket()) {
+                    socket.connect(address, 2000);
+                    socket.setSoTimeout(2000);
+                    final OutputStream out = socket.getOutputStream();
+                    int at = 0;
+                    try {
+                        while (at < bytes.length) {
+                            final int n = Math.min(bytes.length - at, 1 + rnd.nextInt(rnd.nextBoolean() ? 7 : 300));
+                            out.write(bytes, at, n);
+                            out.flush();
+                            at += n;
+                        }
+                    } catch (final IOException closedByTransport) {
+                        assertTrue(breaks, fuzz.fail("the transport closed a connection whose stream is valid: " + closedByTransport));
+                    }
+                    final long waitNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    if (breaks) {
+                        while (transport.protocolErrors() + transport.handshakeRejections() == errorsBefore && System.nanoTime() < waitNs) {
+                            Thread.sleep(1);
+                        }
+                    } else if (mode == 0) {
+                        while (got.stream().filter(r -> r.sessionId() == session).count() < count && System.nanoTime() < waitNs) {
+                            Thread.sleep(1);
+                        }
+                    }
+                }
+                // the transport forgets the closed connection (no leaked peer) before the next case
+                final long goneNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (transport.connectedPeers() > 0 && System.nanoTime() < goneNs) {
+                    Thread.sleep(1);
+                }
+                assertEquals(0, transport.connectedPeers(), fuzz.fail("a closed raw connection is still counted as a peer"));
+                final long errors = transport.protocolErrors() + transport.handshakeRejections() - errorsBefore;
+                if (errors != (breaks ? 1 : 0)) {
+                    fail(fuzz.fail("stream " + (breaks ? "breaks" : "keeps") + " the framing, the transport counted " + errors
+                        + " protocol errors/rejections (mode " + mode + ", " + bytes.length + " bytes)"));
+                }
+                if (mode == 0) {
+                    final List<Long> values = got.stream().filter(r -> r.sessionId() == session).map(Received::value).toList();
+                    assertEquals(count, values.size() - before, fuzz.fail("valid stream not fully delivered: " + values));
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(i, values.get(i), fuzz.fail("valid stream out of order: " + values));
+                    }
+                    validStreams++;
+                } else if (breaks) {
+                    badStreams++;
+                } else {
+                    okMutated++;
+                }
+                assertNull(error.get(), fuzz.fail("the subscriber got an error: " + error.get()));
+            }
+            final var stats = bus.stats().subscriptions().get(0);
+            System.out.println(fuzz.summary("validStreams=" + validStreams + " streamsBreakingFraming=" + badStreams
+                + " mutatedButFramed=" + okMutated + " protocolErrors=" + transport.protocolErrors() + " rejections="
+                + transport.handshakeRejections() + " stats=" + stats));
+            assertTrue(validStreams > 0 && badStreams > 0, fuzz.fail("generator too narrow"));
+            sub.dispose();
+        }
+    }
+}
