@@ -40,7 +40,8 @@ import reactor.core.Disposable;
  * <pre>
  * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S --end-epoch-s T [--name N]
  * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P --stop-file F --end-epoch-s T [--name N]
- *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc]   (defaults: secret none, multicast)
+ *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS]
+ *   (defaults: secret none, multicast, 15000)
  * </pre>
  * {@code --transport tcp} (default {@code rdma}) runs the same nodes over TCP on one host, to smoke-test the harness
  * itself without the lab.
@@ -81,6 +82,9 @@ public final class SoakNode {
             props.put("rdma.cm.port.base", require(opt, "port"));
             props.put("rdma.cm.port.range", "1");
             props.put("rdma.ud.mode", opt.getOrDefault("ud-mode", "multicast"));
+            // 3 guests under TCG: the default 3 s per rdma_cm step (and for AUTH) expired on most handshakes in the first
+            // soak run (02:43 UTC, no subscriber ever connected); the RC bench uses 15 s for the same reason
+            props.put("rdma.connect.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
             if (opt.containsKey("secret-file")) {
                 props.put("rdma.secret.file", opt.get("secret-file"));
             } else {
