@@ -62,6 +62,8 @@ public final class RdmaTransport implements Transport {
     static final int KIND_RECV = 1;
     static final int KIND_CTRL_SEND = 2;
     static final int KIND_DATA_SEND = 3;
+    static final int KIND_UD_SEND = 4;
+    static final int KIND_UD_RECV = 5;
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
@@ -99,6 +101,8 @@ public final class RdmaTransport implements Transport {
     private ProtectionDomain pd;
     private CompletionChannel completionChannel;
     private CompletionQueue cq;
+    /** The BEST_EFFORT path over UD; null in {@code rdma.ud.mode=rc}. */
+    private UdEndpoint ud;
     private AgentRunner pollerRunner;
     private AgentRunner cmRunner;
     private volatile boolean started;
@@ -118,7 +122,8 @@ public final class RdmaTransport implements Transport {
 
     @Override
     public TransportCapabilities capabilities() {
-        return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(), false, true);
+        return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(),
+                config.ud().mode() == UdConfig.Mode.MULTICAST, true);
     }
 
     /**
@@ -204,6 +209,9 @@ public final class RdmaTransport implements Transport {
             int maxCqe = verbs.queryDevice().maxCqe();
             completionChannel = verbs.createCompletionChannel();
             cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), completionChannel);
+            if (config.ud().mode() != UdConfig.Mode.RC) {
+                ud = UdEndpoint.open(config.ud(), config.udPayloadBytes(), config.sendBuffers(), pd, cq, bindIp, ctx.errorHandler()::accept);
+            }
         } catch (UnknownHostException | RuntimeException e) {
             releaseNative();
             if (e instanceof TransportException te) {
@@ -249,6 +257,9 @@ public final class RdmaTransport implements Transport {
     @Override
     public TransportPublication addPublication(final TopicDescriptor topic) {
         checkRunning();
+        if (ud != null && topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
+            return ud.addPublication(topic, route(topic.topicId())); // UD path
+        }
         int maxFrame = capabilities().maxFrameLength(topic.delivery());
         MemoryRegion mr = pd.registerMemory((long) config.slotBytes() * config.sendBuffers(), Access.NONE);
         int index = -1;
@@ -275,6 +286,9 @@ public final class RdmaTransport implements Transport {
     public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
         checkRunning();
         RdmaSubscription sub = new RdmaSubscription(this, topic, sink);
+        if (ud != null && topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
+            ud.subscribe(topic); // UD path: multicast mode joins the topic's group before publishers hear of us
+        }
         runOnPoller(() -> poller().addLocal(sub));
         return sub;
     }
@@ -313,6 +327,9 @@ public final class RdmaTransport implements Transport {
         } else if (pollerRunning()) {
             poller().removeLocal(sub);
         }
+        if (ud != null && sub.topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
+            ud.unsubscribe(sub.topic); // UD path
+        }
     }
 
     /** A publication failed to post on {@code c}: tear it down (any thread). */
@@ -332,6 +349,11 @@ public final class RdmaTransport implements Transport {
     }
 
     private volatile Thread pollerThread;
+
+    /** @return the UD endpoint (tests), or null in {@code rdma.ud.mode=rc} */
+    UdEndpoint udEndpoint() {
+        return ud;
+    }
 
     /**
      * Diagnostic counters of the poller (read racily, for harnesses and tests): duty cycles, idle duty cycles,
@@ -488,6 +510,9 @@ public final class RdmaTransport implements Transport {
         for (RdmaPublication p : pubs) {
             p.close();
         }
+        if (ud != null) {
+            ud.closePublications(); // UD path
+        }
         cmRunner.close();
         // Tell every peer we leave (so it tears down at once), then let the poller go.
         try {
@@ -511,6 +536,7 @@ public final class RdmaTransport implements Transport {
             }
         }
         pollerRunner.close();
+        closeQuietly(ud); // UD path: before the CQ and PD it uses
         for (int i = 0; i < TABLE; i++) {
             Connection c = connections.get(i);
             if (c != null) {
@@ -532,6 +558,7 @@ public final class RdmaTransport implements Transport {
     }
 
     private void releaseNative() {
+        closeQuietly(ud);
         closeQuietly(cq);
         closeQuietly(completionChannel);
         closeQuietly(pd);
@@ -585,6 +612,9 @@ public final class RdmaTransport implements Transport {
                 onCompletion(i);
             }
             work += n;
+            if (ud != null) {
+                work += ud.onPollerDuty(); // UD path
+            }
             // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
             // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
             emptyPolls = n == 0 ? emptyPolls + 1 : 0;
@@ -650,6 +680,12 @@ public final class RdmaTransport implements Transport {
             int pool = (int) (wrId >>> 16) & 0xFFF;
             int slot = (int) wrId & 0xFFFF;
             int status = wcs.status(i);
+            if (kind == KIND_UD_SEND || kind == KIND_UD_RECV) {
+                if (ud != null) {
+                    ud.onCompletion(wcs, i, kind, pool, slot, local); // UD path
+                }
+                return;
+            }
             Connection c = connections.get(connId & (TABLE - 1));
             if (c != null && c.id != connId) {
                 c = null;
@@ -715,6 +751,12 @@ public final class RdmaTransport implements Transport {
                 case Wire.BYE -> {
                     fail(c, null);
                     return;
+                }
+                case Wire.UD_INFO -> {
+                    if (ud != null && length >= Wire.ARG3_OFFSET + 4) {
+                        ud.onPeerInfo(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                                c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN)); // UD path
+                    }
                 }
                 case Wire.AUTH -> {
                     // a connector's proof arriving at a node without a secret: the connector would refuse us anyway
@@ -823,7 +865,7 @@ public final class RdmaTransport implements Transport {
             }
             long[] m;
             while ((m = c.pendingControl.peek()) != null) {
-                if (!sendControl(c, (int) m[0], (int) m[1], 0)) {
+                if (!sendControl(c, (int) m[0], (int) m[1], m.length > 2 ? (int) m[2] : 0, m.length > 3 ? (int) m[3] : 0)) {
                     return sent;
                 }
                 c.pendingControl.poll();
@@ -880,6 +922,10 @@ public final class RdmaTransport implements Transport {
         }
 
         private boolean sendControl(final Connection c, final int type, final int arg, final int arg2) {
+            return sendControl(c, type, arg, arg2, 0);
+        }
+
+        private boolean sendControl(final Connection c, final int type, final int arg, final int arg2, final int arg3) {
             int slot = -1;
             for (int i = 0; i < c.ctrlBusy.length; i++) {
                 if (!c.ctrlBusy[i]) {
@@ -894,7 +940,7 @@ public final class RdmaTransport implements Transport {
             c.ctrlView.putInt(base + Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
             c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
-            c.ctrlView.putInt(base + 12, 0, ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG3_OFFSET, arg3, ByteOrder.LITTLE_ENDIAN);
             return postControl(c, slot, Wire.CONTROL_MESSAGE_BYTES);
         }
 
@@ -934,6 +980,9 @@ public final class RdmaTransport implements Transport {
                 return;
             }
             active.add(c);
+            if (ud != null) {
+                c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
+            }
             for (int topicId : local.keySet()) {
                 c.pendingControl.add(new long[] {Wire.SUB, topicId});
             }
@@ -987,6 +1036,9 @@ public final class RdmaTransport implements Transport {
             c.heldSize = 0;
             for (TopicRoute r : routes.values()) {
                 r.remove(c);
+            }
+            if (ud != null) {
+                ud.forget(c); // UD path
             }
             if (cause != null) {
                 context.errorHandler().accept(cause);

@@ -21,10 +21,11 @@ import java.util.TreeSet;
  * @param udPayloadBytes      largest datagram payload (path MTU) that bounds best-effort frames
  * @param connectTimeoutMs    bound on one rdma_cm connect/accept attempt
  * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
+ * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
-                                  AuthConfig auth) {
+                                  AuthConfig auth, UdConfig ud) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */
@@ -93,7 +94,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         return new RdmaTransportConfig(device, intOf(properties, PORT), bind, intOf(properties, CM_PORT_BASE),
                 intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
-                AuthConfig.parse(properties));
+                AuthConfig.parse(properties), UdConfig.parse(properties));
     }
 
     /** @return the receive/send slot size: envelope plus the largest frame */
@@ -143,6 +144,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(UD_PAYLOAD_BYTES, "1024");
         m.put(CONNECT_TIMEOUT_MS, "3000");
         m.putAll(AuthConfig.defaults()); // bus secret keys
+        m.putAll(UdConfig.defaults()); // UD path keys
         return java.util.Collections.unmodifiableMap(m);
     }
 }

@@ -13,6 +13,10 @@ package io.rdmabus.rdma.transport;
  *  8  i32  arg2     INIT only: the sender's largest frame in bytes (control messages are 16 bytes long, AUTH 40)
  * 12  i32  reserved
  * </pre>
+ *
+ * <p>UD_INFO (the UD path): arg = the sender's UD QP number, arg2 = its IPv4 address (RoCEv2 GID {@code ::ffff:ip}),
+ * offset 12 = the Q_Key its QP accepts. A UD datagram carries the same 8-byte envelope (DATA, topic id) in front of the
+ * bus frame.
  */
 final class Wire {
     static final int ENVELOPE_BYTES = 8;
@@ -25,6 +29,8 @@ final class Wire {
     static final int TYPE_OFFSET = 0;
     static final int ARG_OFFSET = 4;
     static final int ARG2_OFFSET = 8;
+    /** UD_INFO: the Q_Key. */
+    static final int ARG3_OFFSET = 12;
 
     /** A bus frame for the topic in {@code arg}; consumes one data credit. */
     static final int DATA = 1;
@@ -43,6 +49,8 @@ final class Wire {
      * message when a secret is set. The acceptor sends and accepts nothing else (no INIT, no SUB) before it verified it.
      */
     static final int AUTH = 7;
+    /** The sender's best-effort UD address (QP number, IPv4 address, Q_Key): send my BEST_EFFORT frames there. */
+    static final int UD_INFO = 0x20;
 
     private Wire() {
     }

@@ -126,6 +126,25 @@ public final class QueuePair extends NativeResource {
         }, RdmaCm.IBV_QP_STATE() | RdmaCm.IBV_QP_SQ_PSN());
     }
 
+    /**
+     * Changes the Q_Key of a UD QP that is already in RTS (RTS to RTS): the QP then accepts only datagrams that carry
+     * it. rdma_cm gives every UDP-port-space QP the same well-known Q_Key; a bus sets its own.
+     *
+     * @param qkey the new Q_Key (high bit clear: controlled Q_Keys are privileged)
+     */
+    public void setUdQkey(int qkey) {
+        if (spec.type() != QpType.UD) {
+            throw new IllegalStateException("only UD QPs have a Q_Key");
+        }
+        if (qkey < 0) {
+            throw new IllegalArgumentException("Q_Keys with the high bit set are controlled (privileged): " + Integer.toHexString(qkey));
+        }
+        modify(a -> {
+            ibv_qp_attr.qp_state(a, STATE_RTS);
+            ibv_qp_attr.qkey(a, qkey);
+        }, RdmaCm.IBV_QP_STATE() | RdmaCm.IBV_QP_QKEY());
+    }
+
     /** Moves the QP to the error state: outstanding and later requests complete with {@code IBV_WC_WR_FLUSH_ERR}. */
     public void toError() {
         modify(a -> ibv_qp_attr.qp_state(a, STATE_ERROR), RdmaCm.IBV_QP_STATE());

@@ -141,6 +141,26 @@ public final class VerbsContext extends NativeResource {
         }
     }
 
+    /**
+     * Finds a GID in the port's GID table (e.g. the RoCEv2 GID of the interface address, to source datagrams from).
+     *
+     * @return its index, or -1 if the table does not hold it
+     */
+    public int findGidIndex(int port, byte[] gid) {
+        checkOpen();
+        int entries = queryPort(port).gidTableLength();
+        for (int i = 0; i < entries; i++) {
+            try {
+                if (java.util.Arrays.equals(queryGid(port, i), gid)) {
+                    return i;
+                }
+            } catch (VerbsException e) {
+                // an unpopulated entry: keep looking
+            }
+        }
+        return -1;
+    }
+
     /** Allocates a protection domain on this context. */
     public ProtectionDomain allocateProtectionDomain() {
         checkOpen();

@@ -83,7 +83,7 @@ final class RdmaFixture implements TckFixture {
 
     @Override
     public String name() {
-        return "rdma RC on one rxe device (loopback)";
+        return "rdma on one rxe device (loopback; best effort over " + RdmaTransportConfig.parse(extra).ud().mode() + ")";
     }
 
     private RdmaTransport newTransport() {

@@ -1,0 +1,162 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.BusConfigurationException;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Settings of the best-effort UD path (parsed with the other {@code rdma.*} properties by {@link RdmaTransportConfig}).
+ *
+ * @param mode          how BEST_EFFORT frames travel: UD unicast to each subscriber, UD multicast per topic, or the RC connections
+ * @param domain        the bus identity: the Q_Key and the multicast group addresses derive from it
+ * @param groupBase     first address of the multicast group range (IPv4, big-endian int)
+ * @param groupBits     host bits of the group range (the range holds {@code 2^groupBits} groups; 0 = one group)
+ * @param recvBuffers   UD receive buffers pre-posted per transport
+ */
+public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, int recvBuffers) {
+    /** BEST_EFFORT path: {@code unicast} (default), {@code multicast} or {@code rc}. */
+    public static final String MODE = "rdma.ud.mode";
+    /** Bus identity (default {@code rdma-bus}): buses with different identities do not see each other's datagrams. */
+    public static final String DOMAIN = "rdma.domain";
+    /** Multicast group range as IPv4 CIDR (default {@code 239.192.0.0/16}, organisation-local scope). */
+    public static final String GROUPS = "rdma.ud.groups";
+    /** UD receive buffers per transport (default 4096). */
+    public static final String RECV_BUFFERS = "rdma.ud.recv.buffers";
+
+    /** How BEST_EFFORT frames travel. */
+    public enum Mode {
+        /** One UD datagram per subscriber, to the address it announced on the RC control connection. */
+        UNICAST,
+        /** One UD datagram per frame to the topic's multicast group (rdma_join_multicast). */
+        MULTICAST,
+        /** Over the RC connections, like reliable frames (drop when a subscriber has no credit). */
+        RC
+    }
+
+    /** Validates ranges. */
+    public UdConfig {
+        if (domain == null || domain.isBlank() || domain.length() > 256) {
+            throw new BusConfigurationException("Bad value '" + domain + "' for " + DOMAIN + ": expected a non-empty bus identity of at most 256 chars");
+        }
+        if (groupBits < 0 || groupBits > 24) {
+            throw new BusConfigurationException("Bad prefix /" + (32 - groupBits) + " for " + GROUPS + ": expected /8../32");
+        }
+        if ((groupBase >>> 28) != 0xE) {
+            throw new BusConfigurationException("Bad value for " + GROUPS + ": expected an IPv4 multicast range (224.0.0.0/4), e.g. 239.192.0.0/16");
+        }
+        if (recvBuffers < 2 || recvBuffers > 16384) {
+            throw new BusConfigurationException("Bad value '" + recvBuffers + "' for " + RECV_BUFFERS + ": expected 2..16384");
+        }
+    }
+
+    /** @return the keys with their defaults */
+    static Map<String, String> defaults() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(MODE, "unicast");
+        m.put(DOMAIN, "rdma-bus");
+        m.put(GROUPS, "239.192.0.0/16");
+        m.put(RECV_BUFFERS, "4096");
+        return m;
+    }
+
+    /** Parses the UD keys of {@code properties} (other keys are ignored here). */
+    static UdConfig parse(final Map<String, String> properties) {
+        Map<String, String> d = defaults();
+        String modeText = properties.getOrDefault(MODE, d.get(MODE)).trim().toLowerCase(Locale.ROOT);
+        Mode mode = switch (modeText) {
+            case "unicast" -> Mode.UNICAST;
+            case "multicast" -> Mode.MULTICAST;
+            case "rc" -> Mode.RC;
+            default -> throw new BusConfigurationException("Bad value '" + modeText + "' for " + MODE + ": expected unicast, multicast or rc");
+        };
+        String domain = properties.getOrDefault(DOMAIN, d.get(DOMAIN)).trim();
+        String groups = properties.getOrDefault(GROUPS, d.get(GROUPS)).trim();
+        int slash = groups.indexOf('/');
+        int base;
+        int prefix;
+        try {
+            if (slash < 0) {
+                throw new NumberFormatException();
+            }
+            base = ipv4(groups.substring(0, slash));
+            prefix = Integer.parseInt(groups.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            throw new BusConfigurationException("Bad value '" + groups + "' for " + GROUPS + ": expected an IPv4 CIDR such as 239.192.0.0/16");
+        }
+        if (prefix < 8 || prefix > 32) {
+            throw new BusConfigurationException("Bad prefix in '" + groups + "' for " + GROUPS + ": expected /8../32");
+        }
+        int bits = 32 - prefix;
+        int mask = bits == 0 ? -1 : -(1 << bits);
+        String recv = properties.getOrDefault(RECV_BUFFERS, d.get(RECV_BUFFERS)).trim();
+        int recvBuffers;
+        try {
+            recvBuffers = Integer.parseInt(recv);
+        } catch (NumberFormatException e) {
+            throw new BusConfigurationException("Bad value '" + recv + "' for " + RECV_BUFFERS + ": expected an integer");
+        }
+        return new UdConfig(mode, domain, base & mask, Math.min(bits, 24), recvBuffers);
+    }
+
+    /**
+     * The Q_Key of this bus identity: the first 31 bits of SHA-256("rdma-bus qkey\0" + domain). The high bit stays
+     * clear (Q_Keys with it set are controlled keys that only privileged QPs may send), and the well-known rdma_cm
+     * key 0x01234567 is avoided, so a bus never accepts datagrams meant for plain rdma_cm UD users either.
+     *
+     * @return the Q_Key
+     */
+    int qkey() {
+        int k = digest("rdma-bus qkey\0" + domain) & 0x7FFFFFFF;
+        return k == 0x01234567 ? k ^ 1 : k;
+    }
+
+    /**
+     * The multicast group of a topic: {@code groupBase + (hash(domain, topic) mod 2^groupBits)}. Deterministic, so
+     * every node of the bus computes the same group without asking anyone. Two topics may share a group (the envelope's
+     * topic id keeps them apart); two buses may too (their Q_Keys keep them apart).
+     *
+     * @param topicName the topic's name
+     * @return the group as a big-endian IPv4 int
+     */
+    int groupOf(final String topicName) {
+        if (groupBits == 0) {
+            return groupBase;
+        }
+        int h = digest("rdma-bus group\0" + domain + "\0" + topicName);
+        return groupBase | (h & ((1 << groupBits) - 1));
+    }
+
+    static String ipv4Text(final int ip) {
+        return (ip >>> 24) + "." + ((ip >>> 16) & 0xFF) + "." + ((ip >>> 8) & 0xFF) + "." + (ip & 0xFF);
+    }
+
+    static int ipv4(final String text) {
+        String[] parts = text.trim().split("\\.");
+        if (parts.length != 4) {
+            throw new NumberFormatException(text);
+        }
+        int ip = 0;
+        for (String p : parts) {
+            int b = Integer.parseInt(p);
+            if (b < 0 || b > 255) {
+                throw new NumberFormatException(text);
+            }
+            ip = (ip << 8) | b;
+        }
+        return ip;
+    }
+
+    private static int digest(final String s) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+            return ((d[0] & 0xFF) << 24) | ((d[1] & 0xFF) << 16) | ((d[2] & 0xFF) << 8) | (d[3] & 0xFF);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is always available", e);
+        }
+    }
+}

@@ -1,0 +1,581 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.TransportException;
+import io.rdmabus.rdma.verbs.Access;
+import io.rdmabus.rdma.verbs.AddressHandle;
+import io.rdmabus.rdma.verbs.CmEventChannel;
+import io.rdmabus.rdma.verbs.CmId;
+import io.rdmabus.rdma.verbs.CompletionQueue;
+import io.rdmabus.rdma.verbs.MemoryRegion;
+import io.rdmabus.rdma.verbs.ProtectionDomain;
+import io.rdmabus.rdma.verbs.QpType;
+import io.rdmabus.rdma.verbs.QueuePair;
+import io.rdmabus.rdma.verbs.QueuePairSpec;
+import io.rdmabus.rdma.verbs.RecvRequest;
+import io.rdmabus.rdma.verbs.UdPeer;
+import io.rdmabus.rdma.verbs.VerbsException;
+import io.rdmabus.rdma.verbs.WorkCompletions;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.TransportPublication;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The best-effort UD path of one transport: one UD queue pair (created through an rdma_cm id in the UDP port space,
+ * so multicast joins attach it), a registered pool of receive buffers that are all pre-posted and re-posted after each
+ * delivery, per-peer address handles (unicast mode) and per-topic multicast groups (multicast mode).
+ *
+ * <p>The QP's Q_Key is derived from the bus identity ({@link UdConfig#qkey()}): the device drops datagrams carrying
+ * another key, so two buses on one fabric do not see each other's frames.
+ *
+ * <p>Threads: completions (send and receive) arrive on the transport's shared CQ and are handed here by its poller
+ * ({@link #onCompletion}); peer addresses arrive the same way ({@link #onPeerInfo}). Publications post from the
+ * publisher's thread. Joins and leaves run on the caller's thread (control path), serialised on this object.
+ */
+final class UdEndpoint implements AutoCloseable {
+    /** The Global Routing Header in front of every received UD payload. */
+    static final int GRH_BYTES = 40;
+    /** The QP number that addresses a multicast group. */
+    static final int MULTICAST_QPN = 0xFFFFFF;
+    private static final int TABLE = 4096;
+    static final int SEND_QUEUE_DEPTH = 1024;
+    private static final long JOIN_TIMEOUT_MS = 10_000;
+
+    final UdConfig config;
+    final int payloadBytes;
+    final int qkey;
+    final boolean multicast;
+    final QueuePair qp;
+    final int qpn;
+    final int ipv4;
+    private final int sgidIndex;
+    private final int port;
+    private final ProtectionDomain pd;
+    private final Consumer<Throwable> errors;
+    private final CmEventChannel channel;
+    private final CmId dataId;
+    private final CmId sendId;
+    private final MemoryRegion recvMr;
+    private final UnsafeBuffer recvView;
+    private final RecvRequest recvRequest = new RecvRequest();
+    private final int recvStride;
+    private final int recvSlots;
+    private final int sendSlots;
+    /** Posted UD sends not completed yet: bounded by the send queue depth. */
+    final AtomicInteger outstanding = new AtomicInteger();
+    /** Publishers between reading a peer's address handle and their last post with it (see {@link #onPollerDuty}). */
+    final AtomicInteger posters = new AtomicInteger();
+    private final AtomicReferenceArray<UdRemote> remotes = new AtomicReferenceArray<>(TABLE);
+    private final AtomicReferenceArray<UdPublication> pools = new AtomicReferenceArray<>(TABLE);
+    private final AtomicInteger nextPool = new AtomicInteger();
+    private final List<UdPublication> publications = new ArrayList<>();
+    private final List<UdRemote> retired = new ArrayList<>();
+    private final Map<Integer, int[]> receiveJoins = new HashMap<>();
+    private final Map<Integer, Group> sendJoins = new HashMap<>();
+    private volatile boolean closed;
+
+    // counters (written by the poller only)
+    private volatile long datagrams;
+    private volatile long delivered;
+    private volatile long malformed;
+    private volatile long unknownTopic;
+    private volatile long ownLoopback;
+    private volatile long sinkDropped;
+    private volatile long receiveErrors;
+    private volatile long foreignPeers;
+
+    /** A peer's unicast UD address (its QP and an address handle to its GID), for one RC connection. */
+    record UdRemote(int connectionId, AddressHandle ah, int qpn, int qkey) {
+    }
+
+    /** A multicast group this transport sends to: the address handle from the join event. */
+    static final class Group {
+        final int address;
+        final AddressHandle ah;
+        int users;
+
+        Group(final int address, final AddressHandle ah) {
+            this.address = address;
+            this.ah = ah;
+        }
+    }
+
+    private UdEndpoint(final UdConfig config, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
+                       final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors) {
+        this.config = config;
+        this.payloadBytes = payloadBytes;
+        this.sendSlots = sendSlots;
+        this.qkey = config.qkey();
+        this.multicast = config.mode() == UdConfig.Mode.MULTICAST;
+        this.pd = pd;
+        this.errors = errors;
+        this.recvSlots = config.recvBuffers();
+        this.recvStride = align64(GRH_BYTES + payloadBytes);
+        this.ipv4 = UdConfig.ipv4(bindIp);
+        CmEventChannel ch = null;
+        CmId data = null;
+        CmId send = null;
+        QueuePair q = null;
+        MemoryRegion mr = null;
+        try {
+            ch = new CmEventChannel();
+            data = CmId.create(ch, CmId.PortSpace.UDP);
+            data.bind(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
+            q = data.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, SEND_QUEUE_DEPTH, recvSlots, 0));
+            if (q.maxUdPayloadBytes() < payloadBytes) {
+                throw new TransportException("The path MTU of " + bindIp + " is " + q.maxUdPayloadBytes() + " bytes, below "
+                        + RdmaTransportConfig.UD_PAYLOAD_BYTES + " = " + payloadBytes + ": set it to " + q.maxUdPayloadBytes());
+            }
+            q.setUdQkey(qkey);
+            this.port = data.portNumber();
+            this.sgidIndex = pd.context().findGidIndex(port, UdPeer.ipv4Gid(ipv4));
+            if (sgidIndex < 0) {
+                throw new TransportException("No RoCEv2 GID ::ffff:" + bindIp + " on port " + port + ": check " + RdmaTransportConfig.BIND);
+            }
+            if (multicast) {
+                send = CmId.create(ch, CmId.PortSpace.UDP);
+                send.bind(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
+            }
+            mr = pd.registerMemory((long) recvStride * recvSlots, Access.LOCAL_WRITE);
+        } catch (UnknownHostException | RuntimeException e) {
+            closeQuietly(mr);
+            closeQuietly(q);
+            closeQuietly(send);
+            closeQuietly(data);
+            closeQuietly(ch);
+            recvRequest.close();
+            if (e instanceof TransportException te) {
+                throw te;
+            }
+            throw new TransportException("Cannot set up the rdma UD endpoint on " + bindIp + ": " + e.getMessage(), e);
+        }
+        this.channel = ch;
+        this.dataId = data;
+        this.sendId = send;
+        this.qp = q;
+        this.qpn = q.qpNumber();
+        this.recvMr = mr;
+        this.recvView = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
+    }
+
+    /**
+     * Creates the UD QP on {@code bindIp}'s device, sets the bus Q_Key and pre-posts every receive buffer.
+     *
+     * @param payloadBytes the datagram payload bound ({@code rdma.ud.payload.bytes}), checked against the port's active MTU
+     * @param sendSlots    send slots per publication
+     */
+    static UdEndpoint open(final UdConfig config, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
+                           final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors) {
+        UdEndpoint e = new UdEndpoint(config, payloadBytes, sendSlots, pd, cq, bindIp, errors);
+        try {
+            for (int s = 0; s < e.recvSlots; s++) {
+                int rc = e.qp.postRecv(e.recvRequest.prepare(recvWrId(s), e.recvMr, (long) s * e.recvStride, e.recvStride));
+                if (rc != 0) {
+                    throw new VerbsException("ibv_post_recv", rc);
+                }
+            }
+        } catch (RuntimeException ex) {
+            e.close();
+            throw new TransportException("Cannot pre-post the rdma UD receive buffers: " + ex.getMessage(), ex);
+        }
+        return e;
+    }
+
+    private static int align64(final int n) {
+        return (n + 63) & ~63;
+    }
+
+    static long recvWrId(final int slot) {
+        return RdmaTransport.wrId(0, RdmaTransport.KIND_UD_RECV, 0, slot);
+    }
+
+    /** @return the largest best-effort frame: one datagram minus the envelope */
+    int maxFrameBytes() {
+        return payloadBytes - Wire.ENVELOPE_BYTES;
+    }
+
+    // ------------------------------------------------------------------------------------------------ publications
+
+    /** A BEST_EFFORT publication over UD (unicast fan-out or the topic's multicast group). */
+    TransportPublication addPublication(final TopicDescriptor topic, final TopicRoute route) {
+        if (closed) {
+            throw new TransportException("the rdma transport is closed");
+        }
+        Group group = multicast ? joinForSending(topic) : null;
+        MemoryRegion mr = null;
+        try {
+            mr = pd.registerMemory((long) payloadBytes * sendSlots, Access.NONE);
+            int index = -1;
+            for (int i = 0; i < TABLE && index < 0; i++) {
+                int candidate = nextPool.getAndIncrement() & (TABLE - 1);
+                if (pools.get(candidate) == null) {
+                    index = candidate;
+                }
+            }
+            if (index < 0) {
+                throw new TransportException("Too many rdma UD publications open (" + TABLE + ")");
+            }
+            UdPublication pub = new UdPublication(this, index, topic, route, mr, payloadBytes, sendSlots, group);
+            pools.set(index, pub);
+            synchronized (publications) {
+                publications.add(pub);
+            }
+            return pub;
+        } catch (RuntimeException e) {
+            closeQuietly(mr);
+            if (group != null) {
+                releaseGroup(group);
+            }
+            throw e;
+        }
+    }
+
+    void removePublication(final UdPublication pub) {
+        pools.compareAndSet(pub.poolIndex, pub, null);
+        synchronized (publications) {
+            publications.remove(pub);
+        }
+        if (pub.group != null) {
+            releaseGroup(pub.group);
+        }
+    }
+
+    /** Closes every open UD publication (transport close, before the poller stops: they linger for completions). */
+    void closePublications() {
+        List<UdPublication> copy;
+        synchronized (publications) {
+            copy = new ArrayList<>(publications);
+        }
+        for (UdPublication p : copy) {
+            p.close();
+        }
+    }
+
+    /** @return the unicast address of the peer at the other end of {@code c}, or null (any thread) */
+    UdRemote remote(final Connection c) {
+        UdRemote r = remotes.get(c.id & (TABLE - 1));
+        return r != null && r.connectionId() == c.id ? r : null;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    // ------------------------------------------------------------------------------------------------ multicast
+
+    private synchronized Group joinForSending(final TopicDescriptor topic) {
+        int address = config.groupOf(topic.name());
+        Group g = sendJoins.get(address);
+        if (g == null) {
+            InetAddress group = inet(address);
+            UdPeer peer = sendId.joinMulticast(group, JOIN_TIMEOUT_MS);
+            AddressHandle ah;
+            try {
+                ah = peer.createAddressHandle(pd);
+            } catch (RuntimeException e) {
+                leaveQuietly(sendId, group);
+                throw e;
+            }
+            g = new Group(address, ah);
+            sendJoins.put(address, g);
+        }
+        g.users++;
+        return g;
+    }
+
+    private synchronized void releaseGroup(final Group g) {
+        if (--g.users > 0) {
+            return;
+        }
+        sendJoins.remove(g.address);
+        leaveQuietly(sendId, inet(g.address));
+        closeQuietly(g.ah);
+    }
+
+    /**
+     * Multicast mode: attaches the UD QP to the topic's group (first local subscription of the topic), so that frames
+     * sent to the group arrive here. Unicast mode: nothing (publishers address this QP directly). Caller's thread.
+     */
+    synchronized void subscribe(final TopicDescriptor topic) {
+        if (!multicast || closed) {
+            return;
+        }
+        int address = config.groupOf(topic.name());
+        int[] count = receiveJoins.get(address);
+        if (count == null) {
+            dataId.joinMulticast(inet(address), JOIN_TIMEOUT_MS);
+            count = new int[1];
+            receiveJoins.put(address, count);
+        }
+        count[0]++;
+    }
+
+    /** Undoes {@link #subscribe}: the last local subscription of the group leaves it. */
+    synchronized void unsubscribe(final TopicDescriptor topic) {
+        if (!multicast || closed) {
+            return;
+        }
+        int address = config.groupOf(topic.name());
+        int[] count = receiveJoins.get(address);
+        if (count != null && --count[0] == 0) {
+            receiveJoins.remove(address);
+            leaveQuietly(dataId, inet(address));
+        }
+    }
+
+    private static InetAddress inet(final int address) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) (address >>> 24), (byte) (address >>> 16), (byte) (address >>> 8), (byte) address});
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void leaveQuietly(final CmId id, final InetAddress group) {
+        try {
+            id.leaveMulticast(group);
+        } catch (RuntimeException ignored) {
+            // the group goes away with the id anyway
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ poller side
+
+    /**
+     * A peer announced its UD address on connection {@code c} (poller thread). Unicast mode creates an address handle
+     * to it; a peer whose Q_Key differs belongs to another bus identity and is never sent datagrams.
+     *
+     * @param peerQpn  the peer's UD QP number
+     * @param peerIpv4 the peer's IPv4 address (its RoCEv2 GID is {@code ::ffff:ip})
+     * @param peerQkey the Q_Key its QP accepts
+     */
+    void onPeerInfo(final Connection c, final int peerQpn, final int peerIpv4, final int peerQkey) {
+        if (peerQkey != qkey) {
+            foreignPeers++;
+            errors.accept(new TransportException(c + ": the peer's UD Q_Key 0x" + Integer.toHexString(peerQkey) + " is not this bus's (0x"
+                    + Integer.toHexString(qkey) + "): another " + UdConfig.DOMAIN + "; it gets no best-effort datagrams from here"));
+            return;
+        }
+        if (multicast) {
+            return;
+        }
+        AddressHandle ah;
+        try {
+            ah = UdPeer.ofGid(UdPeer.ipv4Gid(peerIpv4), sgidIndex, port, peerQpn, peerQkey).createAddressHandle(pd);
+        } catch (RuntimeException e) {
+            errors.accept(new TransportException(c + ": no address handle to UD peer " + UdConfig.ipv4Text(peerIpv4) + " qpn " + peerQpn
+                    + ": " + e.getMessage(), e));
+            return;
+        }
+        UdRemote prev = remotes.getAndSet(c.id & (TABLE - 1), new UdRemote(c.id, ah, peerQpn, peerQkey));
+        if (prev != null) {
+            retired.add(prev);
+        }
+    }
+
+    /** Connection {@code c} is gone: stop addressing its peer (poller thread). */
+    void forget(final Connection c) {
+        int index = c.id & (TABLE - 1);
+        UdRemote r = remotes.get(index);
+        if (r != null && r.connectionId() == c.id && remotes.compareAndSet(index, r, null)) {
+            retired.add(r);
+        }
+    }
+
+    /**
+     * Destroys address handles of departed peers once no publisher can still hold one: a publisher raises
+     * {@link #posters} before reading the table and lowers it after its last post, so a zero seen after the handle left
+     * the table means nobody uses it (poller thread).
+     *
+     * @return work done
+     */
+    int onPollerDuty() {
+        if (retired.isEmpty() || posters.get() != 0) {
+            return 0;
+        }
+        int n = retired.size();
+        for (UdRemote r : retired) {
+            closeQuietly(r.ah());
+        }
+        retired.clear();
+        return n;
+    }
+
+    /**
+     * A completion of this endpoint's QP (poller thread): a send returns its slot; a receive is delivered to the local
+     * subscriptions of the envelope's topic and its buffer re-posted at once.
+     *
+     * @param local the poller's subscriptions by topic id
+     */
+    void onCompletion(final WorkCompletions wcs, final int i, final int kind, final int pool, final int slot,
+                      final Int2ObjectHashMap<RdmaSubscription[]> local) {
+        final int status = wcs.status(i);
+        if (kind == RdmaTransport.KIND_UD_SEND) {
+            outstanding.decrementAndGet();
+            UdPublication p = pools.get(pool);
+            if (p != null) {
+                p.onSendComplete(slot);
+            }
+            if (status != WorkCompletions.SUCCESS && status != WorkCompletions.WR_FLUSH_ERR && !closed) {
+                errors.accept(new TransportException("rdma UD send failed: " + WorkCompletions.statusText(status)));
+            }
+            return;
+        }
+        if (slot >= recvSlots) {
+            return;
+        }
+        if (status != WorkCompletions.SUCCESS) {
+            if (!closed && status != WorkCompletions.WR_FLUSH_ERR) {
+                receiveErrors++;
+                repost(slot);
+            }
+            return;
+        }
+        datagrams++;
+        deliver(slot, wcs.byteLength(i) - GRH_BYTES, wcs.sourceQp(i), local);
+        repost(slot);
+    }
+
+    private void deliver(final int slot, final int length, final int sourceQp, final Int2ObjectHashMap<RdmaSubscription[]> local) {
+        if ((sourceQp & MULTICAST_QPN) == qpn) {
+            ownLoopback++; // our own datagram back from a group we also joined
+            return;
+        }
+        final int base = slot * recvStride + GRH_BYTES;
+        if (length < Wire.ENVELOPE_BYTES || length > payloadBytes
+                || recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN) != Wire.DATA) {
+            malformed++;
+            return;
+        }
+        final RdmaSubscription[] subs = local.get(recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN));
+        if (subs == null) {
+            unknownTopic++;
+            return;
+        }
+        for (RdmaSubscription s : subs) {
+            if (!s.closed && s.sink.onFrame(recvView, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES) == SubscriptionSink.BACK_PRESSURE) {
+                sinkDropped++; // best effort: never held (the bus's best-effort sinks drop and count themselves)
+            }
+        }
+        delivered++;
+    }
+
+    private void repost(final int slot) {
+        if (closed) {
+            return;
+        }
+        final int rc = qp.postRecv(recvRequest.prepare(recvWrId(slot), recvMr, (long) slot * recvStride, recvStride));
+        if (rc != 0) {
+            receiveErrors++;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ counters
+
+    /** @return datagrams received (before any check) */
+    long datagrams() {
+        return datagrams;
+    }
+
+    /** @return datagrams handed to at least the local subscriptions of their topic */
+    long delivered() {
+        return delivered;
+    }
+
+    /** @return datagrams dropped as malformed (too short or too long, not a DATA envelope) */
+    long malformed() {
+        return malformed;
+    }
+
+    /** @return datagrams for a topic nobody here subscribes (e.g. a shared multicast group) */
+    long unknownTopic() {
+        return unknownTopic;
+    }
+
+    /** @return our own multicast datagrams looped back to us */
+    long ownLoopback() {
+        return ownLoopback;
+    }
+
+    /** @return frames a sink refused (dropped) */
+    long sinkDropped() {
+        return sinkDropped;
+    }
+
+    /** @return failed receive completions or re-posts */
+    long receiveErrors() {
+        return receiveErrors;
+    }
+
+    /** @return peers that announced another bus identity's Q_Key */
+    long foreignPeers() {
+        return foreignPeers;
+    }
+
+    /** @return this QP's address as peers see it: {@code ip qpn Q_Key} */
+    @Override
+    public String toString() {
+        return "UD " + UdConfig.ipv4Text(ipv4) + " qpn " + qpn + " qkey 0x" + Integer.toHexString(qkey) + (multicast ? " multicast" : " unicast");
+    }
+
+    // ------------------------------------------------------------------------------------------------ close
+
+    /** Frees everything (after the poller stopped and the publications closed): groups, handles, QP, buffers, ids. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int address : receiveJoins.keySet()) {
+            leaveQuietly(dataId, inet(address)); // detach while the QP exists
+        }
+        receiveJoins.clear();
+        for (Group g : sendJoins.values()) {
+            leaveQuietly(sendId, inet(g.address));
+            closeQuietly(g.ah);
+        }
+        sendJoins.clear();
+        for (int i = 0; i < TABLE; i++) {
+            UdRemote r = remotes.getAndSet(i, null);
+            if (r != null) {
+                closeQuietly(r.ah());
+            }
+        }
+        for (UdRemote r : retired) {
+            closeQuietly(r.ah());
+        }
+        retired.clear();
+        closeQuietly(qp);
+        closeQuietly(recvMr);
+        recvRequest.close();
+        closeQuietly(sendId);
+        closeQuietly(dataId);
+        closeQuietly(channel);
+    }
+
+    private static void closeQuietly(final AutoCloseable r) {
+        if (r == null) {
+            return;
+        }
+        try {
+            r.close();
+        } catch (Exception ignored) {
+            // teardown continues
+        }
+    }
+}

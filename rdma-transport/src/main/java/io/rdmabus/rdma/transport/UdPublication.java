@@ -1,0 +1,275 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.rdma.verbs.AddressHandle;
+import io.rdmabus.rdma.verbs.MemoryRegion;
+import io.rdmabus.rdma.verbs.SendRequest;
+import io.rdmabus.spi.FrameClaim;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportStatus;
+
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A BEST_EFFORT topic's sending side over UD: a registered pool of datagram-sized send slots. {@link #tryClaim} takes
+ * the next slot if its previous sends completed; {@link #commit} posts one datagram to the topic's multicast group
+ * (multicast mode) or one per subscriber's address handle (unicast mode) from that slot, which returns to the pool
+ * when the last of those sends completes. Who subscribes is known from the SUB messages on the RC control
+ * connections ({@link TopicRoute}); no credits: UD never back-pressures the publisher for a slow subscriber (the
+ * subscriber's receive queue drops, and the bus reports the gap from its sequence numbers).
+ *
+ * <p>{@link TransportStatus#NOT_CONNECTED} when no subscriber is known, {@link TransportStatus#BACK_PRESSURED} when
+ * the slot is still in flight or the UD send queue is full.
+ */
+final class UdPublication implements TransportPublication, FrameClaim {
+    private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
+
+    final int poolIndex;
+    final UdEndpoint.Group group;
+    private final UdEndpoint endpoint;
+    private final TopicDescriptor topic;
+    private final TopicRoute route;
+    private final int maxFrame;
+    private final int slotBytes;
+    private final int slots;
+    private final MemoryRegion mr;
+    private final UnsafeBuffer view;
+    private final SendRequest request = new SendRequest();
+    /** Per slot: datagrams posted from it whose completion the poller has not seen yet (0 = free). */
+    private final AtomicIntegerArray refs;
+    private final UdEndpoint.UdRemote[] targets = new UdEndpoint.UdRemote[64];
+    private int targetCount;
+    private boolean holdingRemotes;
+    private int cursor;
+    private boolean claimed;
+    private int claimLength;
+    private volatile boolean closed;
+    private long sent;
+    private long postFailures;
+    private long skippedNoAddress;
+
+    UdPublication(final UdEndpoint endpoint, final int poolIndex, final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr,
+                  final int slotBytes, final int slots, final UdEndpoint.Group group) {
+        this.endpoint = endpoint;
+        this.poolIndex = poolIndex;
+        this.topic = topic;
+        this.route = route;
+        this.mr = mr;
+        this.slotBytes = slotBytes;
+        this.slots = slots;
+        this.group = group;
+        this.maxFrame = slotBytes - Wire.ENVELOPE_BYTES;
+        this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
+        this.refs = new AtomicIntegerArray(slots);
+    }
+
+    @Override
+    public int tryClaim(final int frameLength) {
+        if (closed || endpoint.isClosed()) {
+            return TransportStatus.CLOSED;
+        }
+        if (frameLength > maxFrame || frameLength < 0) {
+            return TransportStatus.FRAME_TOO_LARGE;
+        }
+        if (claimed) {
+            abort();
+        }
+        final Connection[] subs = route.subscribers();
+        if (!anyLive(subs)) {
+            return TransportStatus.NOT_CONNECTED;
+        }
+        if (refs.get(cursor) != 0) {
+            return TransportStatus.BACK_PRESSURED;
+        }
+        int n;
+        if (group != null) {
+            n = 1;
+        } else {
+            endpoint.posters.incrementAndGet(); // before reading handles: see UdEndpoint.onPollerDuty
+            n = 0;
+            for (Connection c : subs) {
+                if (!c.live()) {
+                    continue;
+                }
+                final UdEndpoint.UdRemote r = endpoint.remote(c);
+                if (r != null && n < targets.length) {
+                    targets[n++] = r;
+                } else {
+                    skippedNoAddress++;
+                }
+            }
+            if (n == 0) {
+                endpoint.posters.decrementAndGet();
+                return TransportStatus.NOT_CONNECTED; // live subscribers, none reachable over UD (another bus identity)
+            }
+            holdingRemotes = true;
+        }
+        if (endpoint.outstanding.addAndGet(n) > UdEndpoint.SEND_QUEUE_DEPTH) {
+            endpoint.outstanding.addAndGet(-n);
+            release();
+            return TransportStatus.BACK_PRESSURED;
+        }
+        targetCount = n;
+        claimed = true;
+        claimLength = frameLength;
+        return TransportStatus.OK;
+    }
+
+    private static boolean anyLive(final Connection[] subs) {
+        for (Connection c : subs) {
+            if (c.live()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public FrameClaim claim() {
+        return this;
+    }
+
+    @Override
+    public MutableDirectBuffer buffer() {
+        return view;
+    }
+
+    @Override
+    public int offset() {
+        return cursor * slotBytes + Wire.ENVELOPE_BYTES;
+    }
+
+    @Override
+    public int length() {
+        return claimLength;
+    }
+
+    @Override
+    public void commit() {
+        if (!claimed) {
+            return;
+        }
+        claimed = false;
+        final int slot = cursor;
+        final int base = slot * slotBytes;
+        view.putInt(base + Wire.TYPE_OFFSET, Wire.DATA, ByteOrder.LITTLE_ENDIAN);
+        view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
+        refs.set(slot, targetCount);
+        cursor = slot + 1 == slots ? 0 : slot + 1;
+        final long wrId = RdmaTransport.wrId(0, RdmaTransport.KIND_UD_SEND, poolIndex, slot);
+        if (group != null) {
+            post(wrId, slot, base, group.ah, UdEndpoint.MULTICAST_QPN);
+        } else {
+            for (int i = 0; i < targetCount; i++) {
+                post(wrId, slot, base, targets[i].ah(), targets[i].qpn());
+            }
+        }
+        release();
+    }
+
+    private void post(final long wrId, final int slot, final int base, final AddressHandle ah, final int qpn) {
+        int rc;
+        try {
+            rc = endpoint.qp.postSend(request.prepareSend(wrId, mr, base, Wire.ENVELOPE_BYTES + claimLength, true)
+                    .toUd(ah, qpn, endpoint.qkey));
+        } catch (RuntimeException e) {
+            rc = -1; // the handle or the QP closed under us (peer left, transport closing): a lost datagram
+        }
+        if (rc == 0) {
+            sent++;
+        } else {
+            postFailures++;
+            refs.decrementAndGet(slot);
+            endpoint.outstanding.decrementAndGet();
+        }
+    }
+
+    /** Lets go of the peers' address handles read by {@link #tryClaim}. */
+    private void release() {
+        for (int i = 0; i < targetCount; i++) {
+            targets[i] = null;
+        }
+        targetCount = 0;
+        if (holdingRemotes) {
+            holdingRemotes = false;
+            endpoint.posters.decrementAndGet();
+        }
+    }
+
+    @Override
+    public void abort() {
+        if (claimed) {
+            claimed = false;
+            endpoint.outstanding.addAndGet(-targetCount);
+            release();
+        }
+    }
+
+    @Override
+    public int maxFrameLength() {
+        return maxFrame;
+    }
+
+    @Override
+    public boolean isConnected() {
+        return anyLive(route.subscribers());
+    }
+
+    /** Completion of one datagram from {@code slot} (poller thread). */
+    void onSendComplete(final int slot) {
+        if (slot >= 0 && slot < slots) {
+            refs.decrementAndGet(slot);
+        }
+    }
+
+    /** @return datagrams posted */
+    long sent() {
+        return sent;
+    }
+
+    /** @return datagrams that could not be posted (lost) */
+    long postFailures() {
+        return postFailures;
+    }
+
+    /** @return frames not sent to a live subscriber because it announced no usable UD address */
+    long skippedNoAddress() {
+        return skippedNoAddress;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        abort();
+        // Linger: posted datagrams read the slots' memory until they complete.
+        final long deadline = System.nanoTime() + LINGER_NS;
+        while (busySlots() > 0 && System.nanoTime() < deadline && !endpoint.isClosed()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        endpoint.removePublication(this);
+        request.close();
+        mr.close();
+    }
+
+    private int busySlots() {
+        int n = 0;
+        for (int i = 0; i < slots; i++) {
+            n += refs.get(i) != 0 ? 1 : 0;
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() {
+        return "rdma UD publication of " + topic.name() + (group != null ? " to group " + UdConfig.ipv4Text(group.address) : " (unicast)");
+    }
+}

@@ -1,0 +1,493 @@
+package io.rdmabus.rdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.IdleStrategies;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Received;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.rdma.verbs.Access;
+import io.rdmabus.rdma.verbs.AddressHandle;
+import io.rdmabus.rdma.verbs.CompletionQueue;
+import io.rdmabus.rdma.verbs.MemoryRegion;
+import io.rdmabus.rdma.verbs.ProtectionDomain;
+import io.rdmabus.rdma.verbs.QpType;
+import io.rdmabus.rdma.verbs.QueuePair;
+import io.rdmabus.rdma.verbs.QueuePairSpec;
+import io.rdmabus.rdma.verbs.SendRequest;
+import io.rdmabus.rdma.verbs.UdPeer;
+import io.rdmabus.rdma.verbs.VerbsContext;
+import io.rdmabus.rdma.verbs.WorkCompletions;
+import io.rdmabus.spi.StaticSeedDiscovery;
+import io.rdmabus.spi.SubscriptionSink;
+import io.rdmabus.spi.TopicDescriptor;
+import io.rdmabus.spi.TransportContext;
+import io.rdmabus.spi.TransportPublication;
+import io.rdmabus.spi.TransportStatus;
+import io.rdmabus.spi.TransportSubscription;
+
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The BEST_EFFORT UD path on real rxe, several transports on one device (one guest): unicast fan-out, multicast
+ * groups, Q_Key isolation between bus identities (at the device and end to end), malformed datagrams counted and
+ * dropped, and UD loss showing up as gaps ({@code Received.lostBefore}) through the bus.
+ */
+@Tag("rxe")
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class UdRxeTest {
+    private static final AtomicInteger PORTS = new AtomicInteger(19800);
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private final List<Throwable> errors = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            try {
+                open.get(i).close();
+            } catch (Exception e) {
+                e.printStackTrace();
+            }
+        }
+    }
+
+    private static Map<String, String> props(final Map<String, String> extra) {
+        Map<String, String> p = new HashMap<>(extra);
+        p.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(PORTS.getAndIncrement()));
+        p.put(RdmaTransportConfig.CM_PORT_RANGE, "1");
+        String self = System.getenv("LAB_SELF_IP");
+        if (self != null && !self.isBlank()) {
+            p.put(RdmaTransportConfig.BIND, self.trim());
+        }
+        return p;
+    }
+
+    private RdmaTransport start(final String name, final List<RdmaTransport> seeds, final Map<String, String> extra) {
+        RdmaTransport t = new RdmaTransport(RdmaTransportConfig.parse(props(extra)));
+        List<String> endpoints = new ArrayList<>();
+        for (RdmaTransport s : seeds) {
+            endpoints.add(s.listenEndpoint());
+        }
+        long t0 = System.nanoTime();
+        t.start(new TransportContext(name, IdleStrategies.supplier("backoff"), errors::add, new StaticSeedDiscovery(Map.of("rdma", endpoints))));
+        open.add(t);
+        System.err.println(name + ": started in " + (System.nanoTime() - t0) / 1_000_000 + " ms, " + t.udEndpoint());
+        return t;
+    }
+
+    /** Records frame sequences; never back-pressures (like the bus's best-effort sinks). */
+    static final class Sink implements SubscriptionSink {
+        final List<Long> sequences = new CopyOnWriteArrayList<>();
+
+        @Override
+        public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
+            sequences.add(FrameHeader.sequence(buffer, offset));
+            return CONTINUE;
+        }
+
+        @Override
+        public long availableCredits() {
+            return Long.MAX_VALUE;
+        }
+
+        @Override
+        public void onTransportError(final Throwable cause) {
+            cause.printStackTrace();
+        }
+    }
+
+    private static void awaitConnected(final TransportPublication pub, final int wantedSubscribers, final TopicRoute route) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while ((!pub.isConnected() || live(route) < wantedSubscribers) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(pub.isConnected() && live(route) >= wantedSubscribers, "subscribers not connected: " + live(route));
+    }
+
+    private static int live(final TopicRoute route) {
+        int n = 0;
+        for (Connection c : route.subscribers()) {
+            n += c.live() ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** Sends frames 0..n-1, pacing every {@code pauseEvery} frames so a loopback receiver keeps up. @return ms taken */
+    private static long send(final TransportPublication pub, final int topicId, final int n, final int pauseEvery) {
+        long t0 = System.nanoTime();
+        for (int seq = 0; seq < n; seq++) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int status;
+            while ((status = pub.tryClaim(FrameHeader.LENGTH + 8)) != TransportStatus.OK && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(100_000);
+            }
+            assertEquals(TransportStatus.OK, status, "tryClaim of frame " + seq);
+            FrameHeader.write(pub.claim().buffer(), pub.claim().offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + 8, topicId, 1,
+                    seq, 0);
+            pub.claim().buffer().putLong(pub.claim().offset() + FrameHeader.LENGTH, seq);
+            pub.claim().commit();
+            if (pauseEvery > 0 && seq % pauseEvery == pauseEvery - 1) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            }
+        }
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    private static boolean awaitCount(final Sink sink, final int n, final long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (sink.sequences.size() < n && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        return sink.sequences.size() >= n;
+    }
+
+    private static void assertInOrder(final Sink sink) {
+        long prev = -1;
+        for (long s : sink.sequences) {
+            assertTrue(s > prev, "out of order: " + s + " after " + prev);
+            prev = s;
+        }
+    }
+
+    @Test
+    void unicastDeliversOverUdToEachSubscriber() throws Exception {
+        RdmaTransport s1 = start("uc-sub1", List.of(), Map.of());
+        RdmaTransport s2 = start("uc-sub2", List.of(), Map.of());
+        RdmaTransport p = start("uc-pub", List.of(s1, s2), Map.of());
+        assertFalse(p.capabilities().multicast(), "unicast mode is the default");
+        assertEquals(1016, p.capabilities().maxBestEffortFrameLength(), "1024-byte datagrams minus the 8-byte envelope");
+        TopicDescriptor topic = new TopicDescriptor("ud-uc", 11, Delivery.BEST_EFFORT, 1000);
+        Sink k1 = new Sink();
+        Sink k2 = new Sink();
+        open.add(s1.addSubscription(topic, k1));
+        open.add(s2.addSubscription(topic, k2));
+        TransportPublication pub = p.addPublication(topic);
+        open.add(pub);
+        assertTrue(pub instanceof UdPublication, "best effort takes the UD path: " + pub);
+        awaitConnected(pub, 2, p.route(11));
+        assertEquals(TransportStatus.FRAME_TOO_LARGE, pub.tryClaim(1017));
+        int n = 2000;
+        long warm = send(pub, 11, 200, 20);
+        assertTrue(awaitCount(k1, 200, 30_000) && awaitCount(k2, 200, 30_000), "warm-up: " + k1.sequences.size() + ", " + k2.sequences.size());
+        k1.sequences.clear();
+        k2.sequences.clear();
+        long t0 = System.nanoTime();
+        long sendMs = send(pub, 11, n, 0);
+        boolean all = awaitCount(k1, n, 60_000) & awaitCount(k2, n, 60_000);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        System.err.println("UD unicast to 2 subscribers on one rxe device: " + n + " frames sent in " + sendMs + " ms, received " + k1.sequences.size()
+                + " + " + k2.sequences.size() + " in " + ms + " ms (" + (2L * n * 1000 / Math.max(1, ms)) + " datagrams/s; warm-up " + warm + " ms); sub1 "
+                + counters(s1));
+        assertTrue(all, "lost datagrams with 4096 receive buffers: " + k1.sequences.size() + ", " + k2.sequences.size());
+        assertInOrder(k1);
+        assertInOrder(k2);
+        assertTrue(s1.udEndpoint().delivered() >= n + 200, "frames came over UD: " + counters(s1));
+        assertEquals(0, s1.udEndpoint().malformed() + s1.udEndpoint().unknownTopic() + s1.udEndpoint().receiveErrors(), counters(s1));
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+    }
+
+    @Test
+    void multicastFansOutThroughTheTopicGroup() throws Exception {
+        Map<String, String> mc = Map.of(UdConfig.MODE, "multicast");
+        RdmaTransport s1 = start("mc-sub1", List.of(), mc);
+        RdmaTransport s2 = start("mc-sub2", List.of(), mc);
+        RdmaTransport p = start("mc-pub", List.of(s1, s2), mc);
+        assertTrue(p.capabilities().multicast());
+        TopicDescriptor topic = new TopicDescriptor("ud-mc", 12, Delivery.BEST_EFFORT, 1000);
+        Sink k1 = new Sink();
+        Sink k2 = new Sink();
+        open.add(s1.addSubscription(topic, k1));
+        open.add(s2.addSubscription(topic, k2));
+        TransportPublication pub = p.addPublication(topic);
+        open.add(pub);
+        awaitConnected(pub, 2, p.route(12));
+        int n = 2000;
+        send(pub, 12, 200, 20);
+        boolean warm = awaitCount(k1, 200, 30_000) & awaitCount(k2, 200, 30_000);
+        System.err.println("UD multicast on one rxe device, warm-up: sub1 " + k1.sequences.size() + " (" + counters(s1) + "), sub2 " + k2.sequences.size()
+                + " (" + counters(s2) + "), publisher sent " + ((UdPublication) pub).sent());
+        assertTrue(warm, "multicast loopback on one rxe device: sub1 got " + k1.sequences.size() + ", sub2 " + k2.sequences.size() + " of 200");
+        k1.sequences.clear();
+        k2.sequences.clear();
+        long t0 = System.nanoTime();
+        long sendMs = send(pub, 12, n, 0);
+        boolean all = awaitCount(k1, n, 60_000) & awaitCount(k2, n, 60_000);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        System.err.println("UD multicast to 2 subscribers on one rxe device: " + n + " frames sent (one datagram each) in " + sendMs + " ms, received "
+                + k1.sequences.size() + " + " + k2.sequences.size() + " in " + ms + " ms; sub1 " + counters(s1));
+        assertTrue(all, "lost multicast datagrams: " + k1.sequences.size() + ", " + k2.sequences.size());
+        assertInOrder(k1);
+        assertInOrder(k2);
+        assertEquals(n + 200, ((UdPublication) pub).sent(), "one datagram per frame, whatever the number of subscribers");
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+    }
+
+    @Test
+    void aBusWithAnotherIdentityReceivesNothing() throws Exception {
+        for (String mode : List.of("unicast", "multicast")) {
+            // one group for every topic of every bus: only the Q_Key keeps the two identities apart
+            Map<String, String> mine = Map.of(UdConfig.MODE, mode, UdConfig.DOMAIN, "desk-a", UdConfig.GROUPS, "239.77.9.9/32");
+            Map<String, String> other = Map.of(UdConfig.MODE, mode, UdConfig.DOMAIN, "desk-b", UdConfig.GROUPS, "239.77.9.9/32");
+            RdmaTransport same = start(mode + "-same", List.of(), mine);
+            RdmaTransport foreign = start(mode + "-foreign", List.of(), other);
+            RdmaTransport p = start(mode + "-pub", List.of(same, foreign), mine);
+            assertTrue(same.udEndpoint().qkey != foreign.udEndpoint().qkey);
+            TopicDescriptor topic = new TopicDescriptor("ud-id-" + mode, 13, Delivery.BEST_EFFORT, 1000);
+            Sink ks = new Sink();
+            Sink kf = new Sink();
+            open.add(same.addSubscription(topic, ks));
+            open.add(foreign.addSubscription(topic, kf));
+            TransportPublication pub = p.addPublication(topic);
+            open.add(pub);
+            awaitConnected(pub, 2, p.route(13));
+            send(pub, 13, 300, 20);
+            assertTrue(awaitCount(ks, 300, 30_000), mode + ": same identity got " + ks.sequences.size());
+            Thread.sleep(500);
+            System.err.println(mode + ": same identity " + ks.sequences.size() + ", other identity " + kf.sequences.size() + " (" + counters(foreign)
+                    + "), publisher foreign peers " + p.udEndpoint().foreignPeers());
+            assertEquals(0, kf.sequences.size(), mode + ": a bus with another identity received frames");
+            assertEquals(0, foreign.udEndpoint().datagrams(), mode + ": datagrams reached the other identity's QP");
+            if (mode.equals("unicast")) {
+                assertTrue(p.udEndpoint().foreignPeers() >= 1, "the publisher noticed the foreign Q_Key");
+                assertTrue(errors.stream().anyMatch(e -> String.valueOf(e.getMessage()).contains("another " + UdConfig.DOMAIN)), "logged: " + errors);
+            }
+            errors.clear();
+        }
+    }
+
+    /**
+     * Raw datagrams from a QP of our own, below the transport: a wrong Q_Key never reaches the endpoint (the device drops
+     * it), and datagrams with the right Q_Key but a short body, a bad envelope type or an unknown topic are counted and
+     * dropped, while a good one is delivered.
+     */
+    @Test
+    void theDeviceDropsForeignQkeysAndTheEndpointCountsMalformedDatagrams() throws Exception {
+        RdmaTransport t = start("raw-target", List.of(), Map.of());
+        UdEndpoint ep = t.udEndpoint();
+        TopicDescriptor topic = new TopicDescriptor("ud-raw", 14, Delivery.BEST_EFFORT, 1000);
+        Sink sink = new Sink();
+        TransportSubscription sub = t.addSubscription(topic, sink);
+        open.add(sub);
+        String self = System.getenv("LAB_SELF_IP").trim();
+        try (VerbsContext ctx = VerbsContext.open(System.getenv().getOrDefault("LAB_RXE_DEV", "rxe0"))) {
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            CompletionQueue cq = ctx.createCompletionQueue(64, null);
+            QueuePair qp = pd.createQueuePair(new QueuePairSpec(QpType.UD, 16, 1, 0), cq, cq);
+            MemoryRegion mr = pd.registerMemory(4096, Access.NONE);
+            int sgid = ctx.findGidIndex(1, UdPeer.ipv4Gid(UdConfig.ipv4(self)));
+            assertTrue(sgid >= 0, "GID of " + self);
+            AddressHandle ah = UdPeer.ofGid(UdPeer.ipv4Gid(UdConfig.ipv4(self)), sgid, 1, ep.qpn, ep.qkey).createAddressHandle(pd);
+            try (SendRequest sr = new SendRequest(); WorkCompletions wcs = new WorkCompletions(16)) {
+                qp.toRtsUd(1, 0x1234);
+                UnsafeBuffer b = new UnsafeBuffer(mr.address(), 4096);
+                int frame = FrameHeader.LENGTH + 8;
+                // 0: good frame with a foreign Q_Key; 1: too short; 2: bad type; 3: unknown topic; 4: good
+                int[][] cases = {{ep.qkey ^ 0x5A5A, Wire.DATA, 14, frame}, {ep.qkey, Wire.DATA, 14, -4}, {ep.qkey, 99, 14, frame},
+                    {ep.qkey, Wire.DATA, 999, frame}, {ep.qkey, Wire.DATA, 14, frame}};
+                for (int i = 0; i < cases.length; i++) {
+                    int base = i * 512;
+                    b.putInt(base + Wire.TYPE_OFFSET, cases[i][1], ByteOrder.LITTLE_ENDIAN);
+                    b.putInt(base + Wire.ARG_OFFSET, cases[i][2], ByteOrder.LITTLE_ENDIAN);
+                    FrameHeader.write(b, base + Wire.ENVELOPE_BYTES, FrameHeader.FLAGS_UNFRAGMENTED, frame, 14, 9, 100 + i, 0);
+                    int len = cases[i][3] < 0 ? 4 : Wire.ENVELOPE_BYTES + cases[i][3];
+                    assertEquals(0, qp.postSend(sr.prepareSend(i, mr, base, len, true).toUd(ah, ep.qpn, cases[i][0])));
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    int got = 0;
+                    while (got == 0 && System.nanoTime() < deadline) {
+                        got = cq.poll(wcs);
+                    }
+                    assertEquals(1, got, "send completion");
+                    assertEquals(WorkCompletions.SUCCESS, wcs.status(0), WorkCompletions.statusText(wcs.status(0)));
+                    Thread.sleep(200);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (ep.datagrams() < 4 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                Thread.sleep(300);
+                System.err.println("raw datagrams: " + counters(t) + ", delivered sequences " + sink.sequences);
+                assertEquals(4, ep.datagrams(), "the foreign Q_Key datagram must not arrive: " + counters(t));
+                assertEquals(2, ep.malformed(), counters(t));
+                assertEquals(1, ep.unknownTopic(), counters(t));
+                assertEquals(List.of(104L), sink.sequences, "only the good frame is delivered");
+            } finally {
+                ah.close();
+                qp.close();
+                mr.close();
+                pd.close();
+                cq.close();
+            }
+        }
+    }
+
+    /** Few receive buffers and a burst: UD drops datagrams, and the bus reports exactly the missing ones as gaps. */
+    @Test
+    void udLossShowsUpAsGapsThroughTheBus() throws Exception {
+        RdmaTransport subT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of(UdConfig.RECV_BUFFERS, "4"))));
+        Bus subBus = Bus.builder().name("gap-sub").transport(subT).idleStrategy("backoff").build();
+        open.add(subBus);
+        RdmaTransport pubT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of())));
+        Bus pubBus = Bus.builder().name("gap-pub").transport(pubT).idleStrategy("backoff")
+                .discovery(new StaticSeedDiscovery(Map.of("rdma", List.of(subT.listenEndpoint())))).build();
+        open.add(pubBus);
+        Topic<String> topic = Topic.of("ud-gaps", Codecs.utf8(), Delivery.BEST_EFFORT);
+        List<Received<String>> got = new CopyOnWriteArrayList<>();
+        reactor.core.Disposable d = subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(65536)).subscribe(got::add);
+        open.add(d::dispose);
+        BusPublication<String> pub = pubBus.publication(topic);
+        open.add(pub);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!pub.isConnected() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(pub.isConnected());
+        int n = 5000;
+        int sent = 0;
+        while (sent < n && System.nanoTime() < deadline) {
+            if (pub.offer("g" + sent) == PublishStatus.OK) {
+                sent++;
+            }
+        }
+        Thread.sleep(3000);
+        assertNotNull(subT.udEndpoint());
+        long lost = got.stream().mapToLong(Received::lostBefore).sum();
+        System.err.println("UD loss through the bus (4 receive buffers, burst of " + sent + "): received " + got.size() + ", lostBefore sum " + lost
+                + ", subscriber " + counters(subT));
+        assertEquals(n, sent);
+        assertTrue(got.size() > 0, "nothing arrived");
+        assertTrue(got.size() < n, "no datagram was lost with 4 receive buffers: the test proves nothing");
+        long first = got.get(0).sequence();
+        long last = got.get(got.size() - 1).sequence();
+        assertTrue(lost > 0, "losses reported");
+        assertEquals(last - first + 1, got.size() + lost, "every missing sequence between the first and last received is reported once");
+    }
+
+    /** Counts frames without allocating (so the measurement sees only the transport). */
+    static final class CountingSink implements SubscriptionSink {
+        final java.util.concurrent.atomic.AtomicLong frames = new java.util.concurrent.atomic.AtomicLong();
+
+        @Override
+        public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
+            frames.lazySet(frames.get() + 1);
+            return CONTINUE;
+        }
+
+        @Override
+        public long availableCredits() {
+            return Long.MAX_VALUE;
+        }
+
+        @Override
+        public void onTransportError(final Throwable cause) {
+            cause.printStackTrace();
+        }
+    }
+
+    /**
+     * Heap bytes allocated per frame by the publishing thread (tryClaim/commit) and by the subscriber's poller (UD
+     * receive, delivery, re-post), from {@code ThreadMXBean.getThreadAllocatedBytes}, after a warm-up.
+     */
+    @Test
+    void noAllocationPerFrameOnTheUdPath() throws Exception {
+        for (String mode : List.of("unicast", "multicast")) {
+            Map<String, String> m = Map.of(UdConfig.MODE, mode);
+            RdmaTransport s = start("alloc-sub-" + mode, List.of(), m);
+            RdmaTransport p = start("alloc-pub-" + mode, List.of(s), m);
+            TopicDescriptor topic = new TopicDescriptor("ud-alloc-" + mode, 15, Delivery.BEST_EFFORT, 1000);
+            CountingSink sink = new CountingSink();
+            open.add(s.addSubscription(topic, sink));
+            TransportPublication pub = p.addPublication(topic);
+            open.add(pub);
+            awaitConnected(pub, 1, p.route(15));
+            com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            long poller = -1;
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals("rdma-bus-rdma-poller-alloc-sub-" + mode)) {
+                    poller = t.threadId();
+                }
+            }
+            assertTrue(poller > 0, "subscriber poller thread not found");
+            int warm = 3000;
+            int n = 3000;
+            sendQuietly(pub, 15, warm);
+            awaitFrames(sink, warm);
+            long before = sink.frames.get();
+            long self0 = mx.getCurrentThreadAllocatedBytes();
+            long poll0 = mx.getThreadAllocatedBytes(poller);
+            long t0 = System.nanoTime();
+            int sent = sendQuietly(pub, 15, n);
+            long self1 = mx.getCurrentThreadAllocatedBytes();
+            long sendNs = System.nanoTime() - t0;
+            awaitFrames(sink, warm + n);
+            long poll1 = mx.getThreadAllocatedBytes(poller);
+            long got = sink.frames.get() - before;
+            System.err.println("UD " + mode + " allocation: publisher thread " + (self1 - self0) + " bytes for " + sent + " frames ("
+                    + (self1 - self0) / Math.max(1, sent) + " B/frame); subscriber poller " + (poll1 - poll0) + " bytes for " + got + " frames ("
+                    + (poll1 - poll0) / Math.max(1, got) + " B/frame); sent at " + sent * 1_000_000_000L / Math.max(1, sendNs)
+                    + " frames/s (paced: 1 ms pause per 64 frames)");
+            assertEquals(n, sent);
+            assertTrue(got > 0, "nothing received");
+            // a few hundred bytes of noise (JIT deoptimisation, a lazily grown queue) are not per-frame allocation
+            assertTrue(self1 - self0 < 2L * n, "publisher allocates per frame: " + (self1 - self0) + " bytes for " + n + " frames");
+            assertTrue(poll1 - poll0 < 2L * got, "poller allocates per frame: " + (poll1 - poll0) + " bytes for " + got + " frames");
+        }
+    }
+
+    /** Sends frames without allocating in the loop. @return frames sent */
+    private static int sendQuietly(final TransportPublication pub, final int topicId, final int n) {
+        int sent = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sent < n && System.nanoTime() < deadline) {
+            if (pub.tryClaim(FrameHeader.LENGTH + 8) == TransportStatus.OK) {
+                FrameHeader.write(pub.claim().buffer(), pub.claim().offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + 8, topicId, 1,
+                        sent, 0);
+                pub.claim().commit();
+                sent++;
+                if ((sent & 63) == 0) {
+                    LockSupport.parkNanos(1_000_000); // let the one-vCPU guest's subscriber keep up
+                }
+            } else {
+                LockSupport.parkNanos(100_000);
+            }
+        }
+        return sent;
+    }
+
+    private static void awaitFrames(final CountingSink sink, final long n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sink.frames.get() < n && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(200);
+    }
+
+    private static String counters(final RdmaTransport t) {
+        UdEndpoint e = t.udEndpoint();
+        return "datagrams " + e.datagrams() + ", delivered " + e.delivered() + ", malformed " + e.malformed() + ", unknown topic " + e.unknownTopic()
+                + ", own " + e.ownLoopback() + ", sink drops " + e.sinkDropped() + ", receive errors " + e.receiveErrors();
+    }
+}
