@@ -144,15 +144,6 @@ final class RdmaFixture implements TckFixture {
         return t;
     }
 
-    /**
-     * RS rule 3.13 under emulation: measured on rxe in the TCG guest, a cancelled bus subscriber (and a closed rdma
-     * subscription's sink) became collectable 0.3-2.9 s after cancel (RdmaPeersRxeTest), not within 1 s.
-     */
-    @Override
-    public long publisherReferenceGcTimeoutMillis() {
-        return 5_000;
-    }
-
     @Override
     public int maxBestEffortFrameLength() {
         return RdmaTransportConfig.parse(extra).maxBestEffortFrameBytes();
