@@ -1,5 +1,7 @@
 package io.rdmabus.tck;
 
+import java.util.Map;
+
 import io.rdmabus.Bus;
 import io.rdmabus.spi.Transport;
 
@@ -49,6 +51,31 @@ public interface TckFixture extends AutoCloseable {
      * @param busName the closed bus
      */
     default void assertTransportResourcesReleased(final String busName) {
+    }
+
+    /**
+     * How long the reactive-streams TCK waits after a cancel before it runs the GC and expects the cancelled subscriber
+     * to be collectable (rule 3.13; the RS TCK's {@code publisherReferenceGCTimeoutMillis}). Cancel is processed
+     * asynchronously (the bus's delivery agent and the transport's poller drop their references on their next duty
+     * cycle), so a bed where those threads get little CPU, such as a one-vCPU emulated guest, needs longer. The rule is
+     * unchanged: the reference must be dropped; only the time allowed for it differs.
+     *
+     * @return milliseconds, default 1000
+     */
+    default long publisherReferenceGcTimeoutMillis() {
+        return 1_000;
+    }
+
+    /**
+     * Reactive-streams rules this configuration is known to fail, each with the reason and where it is tracked. A
+     * listed rule still runs: if it passes it is reported as passed; if it fails it is reported as skipped (aborted)
+     * with {@code KNOWN FAILURE}, the reason and the failure's message, never as passed, and the run prints it.
+     * Only for a failure that is understood, tracked and documented; every other rule fails the run as usual.
+     *
+     * @return rule method name (e.g. {@code required_spec313_...}) to reason; default none
+     */
+    default Map<String, String> knownReactiveStreamsFailures() {
+        return Map.of();
     }
 
     /** Releases what the fixture shares between buses (e.g. an embedded media driver). */
