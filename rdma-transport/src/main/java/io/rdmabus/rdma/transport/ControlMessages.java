@@ -40,7 +40,7 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#AUTH}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#AUTH}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
@@ -53,6 +53,9 @@ final class ControlMessages {
                 return ERR_TOPIC;
             }
             return length - Wire.ENVELOPE_BYTES > maxFrameBytes ? ERR_TOO_LONG : Wire.DATA;
+        }
+        if (type == Wire.UD_INFO) {
+            return length < Wire.CONTROL_MESSAGE_BYTES ? ERR_TRUNCATED : length > Wire.CONTROL_MESSAGE_BYTES ? ERR_TOO_LONG : Wire.UD_INFO;
         }
         if (type < Wire.INIT || type > Wire.AUTH) {
             return ERR_TYPE;
@@ -91,6 +94,7 @@ final class ControlMessages {
             case Wire.UNSUB -> "unsub";
             case Wire.BYE -> "bye";
             case Wire.AUTH -> "auth";
+            case Wire.UD_INFO -> "ud-info";
             case ERR_TRUNCATED -> "truncated message";
             case ERR_TYPE -> "unknown message type or reserved bytes set";
             case ERR_TOPIC -> "topic id 0";

@@ -127,6 +127,16 @@ public final class RdmaTransport implements Transport {
     }
 
     /**
+     * RC messages dropped because they were malformed (truncated, unknown type, topic 0, too long, credits out of
+     * range; see {@code ControlMessages}): each is also reported to the bus's error handler.
+     *
+     * @return malformed messages since start; 0 before {@link #start}
+     */
+    public long malformedMessages() {
+        return pollerRunner == null ? 0 : poller().malformedMessages;
+    }
+
+    /**
      * Peers refused: connect requests or replies without the bus secret or with a wrong proof, AUTH missing or wrong,
      * a peer claiming our own node id. Each refusal is logged (at most one line per 10 s, with the count since).
      *
@@ -580,6 +590,7 @@ public final class RdmaTransport implements Transport {
         long idleCycles;
         long completions;
         long dataReceives;
+        volatile long malformedMessages;
         long controlSends;
         long creditSends;
         long sleeps;
@@ -723,6 +734,15 @@ public final class RdmaTransport implements Transport {
             if (c.expectedProof != null) {
                 // not authenticated yet: the only message accepted is the connector's AUTH (or its BYE)
                 verifyAuth(c, slot, type, length);
+                return;
+            }
+            int kind = ControlMessages.classify(c.recvView, base, length, config.maxFrameBytes(), RdmaTransportConfig.MAX_DATA_CREDITS);
+            if (kind < 0 && kind != ControlMessages.ERR_PEER_FRAME) {
+                // bounds-checked before anything acts on it: a malformed message is counted, reported and dropped
+                repost(c, slot);
+                malformedMessages++;
+                context.errorHandler().accept(new TransportException(c + ": dropped a malformed message (" + ControlMessages.describe(kind)
+                        + ", type " + type + ", " + length + " bytes)"));
                 return;
             }
             if (type == Wire.DATA) {

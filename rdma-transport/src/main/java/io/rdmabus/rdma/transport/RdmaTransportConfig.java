@@ -49,6 +49,10 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
 
     /** Control receive buffers reserved per connection, outside the data credit window. */
     static final int CONTROL_SLOTS = 16;
+    /** The largest {@link #RECV_BUFFERS} any node accepts. */
+    static final int MAX_RECV_BUFFERS = 4096;
+    /** The largest credit grant a well-formed INIT or CREDIT can carry: a peer's whole data window. */
+    static final int MAX_DATA_CREDITS = MAX_RECV_BUFFERS - CONTROL_SLOTS;
 
     private static final Map<String, String> DEFAULTS = defaults();
 
@@ -59,8 +63,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         check(cmPortRange >= 1 && cmPortBase + cmPortRange - 1 <= 65535, CM_PORT_RANGE, String.valueOf(cmPortRange),
                 "1..(65536 - base)");
         check(maxFrameBytes >= 256 && maxFrameBytes <= 1 << 20, FRAME_BYTES, String.valueOf(maxFrameBytes), "256..1048576");
-        check(recvBuffers > CONTROL_SLOTS && recvBuffers <= 4096, RECV_BUFFERS, String.valueOf(recvBuffers),
-                (CONTROL_SLOTS + 1) + "..4096");
+        check(recvBuffers > CONTROL_SLOTS && recvBuffers <= MAX_RECV_BUFFERS, RECV_BUFFERS, String.valueOf(recvBuffers),
+                (CONTROL_SLOTS + 1) + ".." + MAX_RECV_BUFFERS);
         check(sendBuffers >= 2 && sendBuffers <= 4096, SEND_BUFFERS, String.valueOf(sendBuffers), "2..4096");
         check(udPayloadBytes >= 256 && udPayloadBytes <= 4096, UD_PAYLOAD_BYTES, String.valueOf(udPayloadBytes), "256..4096");
         check(connectTimeoutMs >= 100 && connectTimeoutMs <= 60_000, CONNECT_TIMEOUT_MS, String.valueOf(connectTimeoutMs),

@@ -26,7 +26,7 @@ class ControlMessagesFuzzTest {
 
     /** What the transport sends (RdmaTransport.sendControl / sendAuth / RdmaPublication): 16-byte control, 40-byte AUTH, 8-byte envelope + frame. */
     private static byte[] wellFormed(final SplittableRandom rnd) {
-        final int type = 1 + rnd.nextInt(7);
+        final int type = rnd.nextInt(8) == 0 ? Wire.UD_INFO : 1 + rnd.nextInt(7);
         final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
             : type == Wire.AUTH ? Wire.AUTH_BYTES : Wire.CONTROL_MESSAGE_BYTES];
         final UnsafeBuffer v = new UnsafeBuffer(b);
@@ -53,6 +53,9 @@ class ControlMessagesFuzzTest {
         final int typeByte = b[0] & 0xFF;
         final boolean reservedZero = b[1] == 0 && b[2] == 0 && b[3] == 0;
         final int arg = v.getInt(4, ByteOrder.LITTLE_ENDIAN);
+        if (reservedZero && typeByte == 0x20) { // UD_INFO: 16 bytes, no range check on its fields
+            return length < 16 ? ControlMessages.ERR_TRUNCATED : length > 16 ? ControlMessages.ERR_TOO_LONG : 0x20;
+        }
         if (!reservedZero || typeByte < 1 || typeByte > 7) {
             return ControlMessages.ERR_TYPE;
         }
@@ -81,7 +84,7 @@ class ControlMessagesFuzzTest {
         }
     }
 
-    /** The poller's inline parsing today (RdmaTransport.Poller.onReceive): true if it would act on the message. */
+    /** The poller's inline parsing before it called classify (commit 20d9831): true if it would have acted on the message. */
     private static boolean inlineActsOn(final byte[] b) {
         final UnsafeBuffer v = new UnsafeBuffer(b);
         final int type = v.getInt(0, ByteOrder.LITTLE_ENDIAN);
@@ -92,7 +95,7 @@ class ControlMessagesFuzzTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void classifyNeverThrowsMatchesTheLayoutAndAcceptsWhatTheTransportSends() {
         final Fuzz fuzz = Fuzz.start("rdma ControlMessages.classify");
-        final int[] byCode = new int[14];
+        final int[] byCode = new int[Wire.UD_INFO + 7];
         long inlineWouldActOnMalformed = 0;
         long malformed = 0;
         while (fuzz.more()) {
@@ -134,7 +137,7 @@ class ControlMessagesFuzzTest {
                 }
             }
         }
-        System.out.println(fuzz.summary("byCode(-6..7)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
+        System.out.println(fuzz.summary("byCode(-6..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
         assertTrue(malformed > 0 && byCode[Wire.CREDIT + 6] > 0 && byCode[Wire.DATA + 6] > 0, fuzz.fail("generator too narrow"));
     }

@@ -308,6 +308,9 @@ public final class TcpTransport implements Transport {
                     break;
                 }
             }
+            if (connection.isInactive()) {
+                return false; // closed while its hello was processed: onConnectionClosed has already run, so it must not be counted
+            }
             connections.add(connection);
             localTopics.forEach((topicId, topic) -> connection.send(subscribeMessage(topic)));
         }
