@@ -75,8 +75,17 @@ class UdRxeTest {
         }
     }
 
+    /**
+     * A bus identity of this guest: guests of one lab run these cases at the same time, and transports with one identity
+     * are one bus (same Q_Key, same multicast groups), so without it a guest would also receive the other's frames.
+     */
+    private static String identity(final String name) {
+        return name + "@" + System.getenv().getOrDefault("LAB_SELF_IP", "local").trim();
+    }
+
     private static Map<String, String> props(final Map<String, String> extra) {
         Map<String, String> p = new HashMap<>(extra);
+        p.putIfAbsent(UdConfig.DOMAIN, identity("ud-test"));
         p.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(PORTS.getAndIncrement()));
         p.put(RdmaTransportConfig.CM_PORT_RANGE, "1");
         String self = System.getenv("LAB_SELF_IP");
@@ -250,8 +259,8 @@ class UdRxeTest {
     void aBusWithAnotherIdentityReceivesNothing() throws Exception {
         for (String mode : List.of("unicast", "multicast")) {
             // one group for every topic of every bus: only the Q_Key keeps the two identities apart
-            Map<String, String> mine = Map.of(UdConfig.MODE, mode, UdConfig.DOMAIN, "desk-a", UdConfig.GROUPS, "239.77.9.9/32");
-            Map<String, String> other = Map.of(UdConfig.MODE, mode, UdConfig.DOMAIN, "desk-b", UdConfig.GROUPS, "239.77.9.9/32");
+            Map<String, String> mine = Map.of(UdConfig.MODE, mode, UdConfig.DOMAIN, identity("desk-a"), UdConfig.GROUPS, "239.77.9.9/32");
+            Map<String, String> other = Map.of(UdConfig.MODE, mode, UdConfig.DOMAIN, identity("desk-b"), UdConfig.GROUPS, "239.77.9.9/32");
             RdmaTransport same = start(mode + "-same", List.of(), mine);
             RdmaTransport foreign = start(mode + "-foreign", List.of(), other);
             RdmaTransport p = start(mode + "-pub", List.of(same, foreign), mine);
