@@ -233,6 +233,9 @@ class UdRxeTest {
         open.add(s2.addSubscription(topic, k2));
         TransportPublication pub = p.addPublication(topic);
         open.add(pub);
+        // the publishing transport subscribes the topic too: its QP joins the group its own datagrams go to
+        Sink own = new Sink();
+        open.add(p.addSubscription(topic, own));
         awaitConnected(pub, 2, p.route(12));
         int n = 2000;
         send(pub, 12, 200, 20);
@@ -252,6 +255,8 @@ class UdRxeTest {
         assertInOrder(k1);
         assertInOrder(k2);
         assertEquals(n + 200, ((UdPublication) pub).sent(), "one datagram per frame, whatever the number of subscribers");
+        System.err.println("publisher's own subscription: " + own.sequences.size() + " frames; " + counters(p));
+        assertEquals(0, own.sequences.size(), "a bus does not receive its own frames (as over RC)");
         assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 
