@@ -25,6 +25,8 @@ final class Connection {
      * send posted before it. Fewer completions per frame for the poller to wake up for and handle.
      */
     static final int SIGNAL_INTERVAL = 16;
+    /** Inline send size asked for at QP creation: small frames and control messages skip the memory-region read. */
+    static final int INLINE_BYTES = 256;
     private static final long SEQ_MASK = 0x0FFF_FFFFL;
 
     final int id;
@@ -40,6 +42,8 @@ final class Connection {
     final UnsafeBuffer ctrlView;
     final int slotBytes;
     final int recvSlots;
+    /** Largest send posted inline on this QP (0 if the device refused inline sends). */
+    final int maxInlineBytes;
 
     /** Data credits the peer granted us (sender side), taken by publications, given back by CREDIT messages. */
     final AtomicInteger credits = new AtomicInteger();
@@ -89,7 +93,8 @@ final class Connection {
     final ArrayDeque<long[]> pendingControl = new ArrayDeque<>();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,
-               final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots, final int maxSendWr) {
+               final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots, final int maxSendWr,
+               final int maxInlineBytes) {
         this.id = id;
         this.peer = peer;
         this.cmId = cmId;
@@ -99,6 +104,7 @@ final class Connection {
         this.ctrlMr = ctrlMr;
         this.slotBytes = slotBytes;
         this.recvSlots = recvSlots;
+        this.maxInlineBytes = maxInlineBytes;
         this.recvView = new UnsafeBuffer(recvMr.address(), (int) recvMr.sizeBytes());
         this.ctrlView = new UnsafeBuffer(ctrlMr.address(), (int) ctrlMr.sizeBytes());
         this.heldSlot = new int[recvSlots];

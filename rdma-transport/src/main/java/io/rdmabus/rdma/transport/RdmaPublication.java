@@ -172,6 +172,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                 }
                 final boolean signaled = c.signalNext();
                 request.prepareSend(RdmaTransport.dataWrId(c.id, seq), mr, base, Wire.ENVELOPE_BYTES + claimLength, signaled);
+                if (Wire.ENVELOPE_BYTES + claimLength <= c.maxInlineBytes) {
+                    request.inline();
+                }
                 if (c.qp.postSend(request) != 0) {
                     return false;
                 }

@@ -403,12 +403,18 @@ public final class RdmaTransport implements Transport {
         MemoryRegion ctrlMr = null;
         try {
             int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + Connection.SIGNAL_INTERVAL + 8;
-            qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.RC, sendWr, config.recvBuffers(), 0));
+            int inline = Connection.INLINE_BYTES;
+            try {
+                qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.RC, sendWr, config.recvBuffers(), inline));
+            } catch (VerbsException e) {
+                inline = 0; // a device without inline sends: every send reads its registered buffer
+                qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.RC, sendWr, config.recvBuffers(), 0));
+            }
             recvMr = pd.registerMemory((long) config.slotBytes() * config.recvBuffers(), Access.LOCAL_WRITE);
             ctrlMr = pd.registerMemory((long) Wire.CONTROL_BYTES * RdmaTransportConfig.CONTROL_SLOTS, Access.NONE);
             int connId = nextConnectionId.getAndIncrement();
             Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers(),
-                    sendWr);
+                    sendWr, inline);
             for (int s = 0; s < config.recvBuffers(); s++) {
                 int rc = qp.postRecv(c.recvRequest.prepare(wrId(connId, KIND_RECV, 0, s), recvMr, (long) s * c.slotBytes, c.slotBytes));
                 if (rc != 0) {
@@ -946,7 +952,11 @@ public final class RdmaTransport implements Transport {
             int rc;
             try {
                 synchronized (c.postLock) {
-                    rc = c.qp.postSend(c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true));
+                    c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true);
+                    if (lengthBytes <= c.maxInlineBytes) {
+                        c.ctrlRequest.inline();
+                    }
+                    rc = c.qp.postSend(c.ctrlRequest);
                     if (rc == 0) {
                         c.controlSendPosted(slot);
                     }

@@ -14,6 +14,7 @@ import java.lang.foreign.ValueLayout;
  */
 public final class SendRequest implements AutoCloseable {
     private static final int SIGNALED = RdmaCm.IBV_SEND_SIGNALED();
+    private static final int INLINE = RdmaCm.IBV_SEND_INLINE();
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wr = ibv_send_wr.allocate(arena);
@@ -49,6 +50,16 @@ public final class SendRequest implements AutoCloseable {
         prepare(RdmaCm.IBV_WR_RDMA_READ(), wrId, mr, offset, lengthBytes, signaled);
         ibv_send_wr.wr.rdma.remote_addr(rdma, remoteAddress);
         ibv_send_wr.wr.rdma.rkey(rdma, rkey);
+        return this;
+    }
+
+    /**
+     * Marks the prepared SEND inline (after {@link #prepareSend}): the provider copies the bytes into the work request
+     * at post time, so the device (or rxe) reads no registered memory for it. The QP must have been created with
+     * {@link QueuePairSpec#maxInlineBytes()} of at least the length.
+     */
+    public SendRequest inline() {
+        ibv_send_wr.send_flags(wr, ibv_send_wr.send_flags(wr) | INLINE);
         return this;
     }
 
