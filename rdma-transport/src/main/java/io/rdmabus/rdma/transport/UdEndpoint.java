@@ -51,6 +51,8 @@ final class UdEndpoint implements AutoCloseable {
     static final int GRH_BYTES = 40;
     /** The QP number that addresses a multicast group. */
     static final int MULTICAST_QPN = 0xFFFFFF;
+    /** Where the IPv4 source address sits in the GRH area of a RoCEv2-over-IPv4 receive. */
+    private static final int GRH_IPV4_SOURCE_OFFSET = 20 + 12;
     private static final int TABLE = 4096;
     static final int SEND_QUEUE_DEPTH = 1024;
     private static final long JOIN_TIMEOUT_MS = 10_000;
@@ -451,8 +453,12 @@ final class UdEndpoint implements AutoCloseable {
     }
 
     private void deliver(final int slot, final int length, final int sourceQp, final Int2ObjectHashMap<RdmaSubscription[]> local) {
-        if ((sourceQp & MULTICAST_QPN) == qpn) {
-            ownLoopback++; // our own datagram back from a group we also joined
+        // our own datagram back from a group we also joined: same QP number AND same source address (QP numbers are
+        // per device, so another host's QP may well have ours); RoCEv2 over IPv4 puts the IPv4 header in the last 20
+        // bytes of the 40-byte GRH area, the source address at byte 32
+        if (multicast && (sourceQp & MULTICAST_QPN) == qpn
+                && recvView.getInt(slot * recvStride + GRH_IPV4_SOURCE_OFFSET, ByteOrder.BIG_ENDIAN) == ipv4) {
+            ownLoopback++;
             return;
         }
         final int base = slot * recvStride + GRH_BYTES;

@@ -17,8 +17,6 @@ public final class CompletionChannel extends NativeResource {
             Native.capturing(RdmaCm.ibv_create_comp_channel$address(), RdmaCm.ibv_create_comp_channel$descriptor());
     private static final MethodHandle DESTROY =
             Native.capturing(RdmaCm.ibv_destroy_comp_channel$address(), RdmaCm.ibv_destroy_comp_channel$descriptor());
-    private static final MethodHandle GET_EVENT =
-            Native.capturing(RdmaCm.ibv_get_cq_event$address(), RdmaCm.ibv_get_cq_event$descriptor());
 
     private final MemorySegment channel;
     private final int fd;
@@ -54,13 +52,16 @@ public final class CompletionChannel extends NativeResource {
         if (!Native.pollReadable(fd, timeoutMs, pollFd, pollErrno)) {
             return null;
         }
-        Native.callInt("ibv_get_cq_event", GET_EVENT, channel, cqOut, ctxOut);
-        MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
-        if (cq.address() == expected.segment().address()) {
+        // the exact (non-varargs) downcall and a raw address read: a poller wakes through here, so no allocation
+        if (RdmaCm.ibv_get_cq_event(channel, cqOut, ctxOut) != 0) {
+            throw new VerbsException("ibv_get_cq_event", 0, "ibv_get_cq_event failed although the channel was readable");
+        }
+        long cq = cqOut.get(ValueLayout.JAVA_LONG, 0);
+        if (cq == expected.segment().address()) {
             expected.ackEvents(1);
             return expected;
         }
-        throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(cq.address()));
+        throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(cq));
     }
 
     /** @return the channel's file descriptor (for an external poller) */
