@@ -79,6 +79,8 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     private final AtomicLong duplicates = new AtomicLong();
 
     volatile FluxSink<Received<T>> sink;
+    /** The sink read once by {@link #deliver()} for the current drain, so a concurrent dispose cannot null it mid-drain. */
+    private FluxSink<Received<T>> drainSink;
     volatile TransportSubscription transportSubscription;
     private volatile Throwable transportError;
     private volatile boolean terminated;
@@ -281,6 +283,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
                 return 0;
             }
             deliverBudget = Math.min(demand, DELIVERY_BATCH);
+            drainSink = out;
             work += drainRing();
             return work;
         }
@@ -303,7 +306,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     private void emitFromPolicyBuffer() {
         final FluxSink<Received<T>> out = sink;
         try {
-            while (!terminated && out.requestedFromDownstream() > 0) {
+            while (out != null && !terminated && out.requestedFromDownstream() > 0) {
                 final Received<T> next;
                 synchronized (policyLock) {
                     final Received<T> polled = pollPolicyBuffer();
@@ -326,6 +329,8 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
             poller.poll(drainHandler);
         } catch (final Exception ex) {
             throw new IllegalStateException("ring drain failed for topic " + topic.name(), ex);
+        } finally {
+            drainSink = null;
         }
         return drainedEvents;
     }
@@ -345,7 +350,10 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         }
         final Received<T> received = new Received<>(value, event.sessionId, event.sequence, event.timestampNs, event.lostBefore);
         if (backpressure) {
-            emit(sink, received);
+            if (terminated) {
+                return false; // disposed during this drain: the subscriber is gone (releaseSubscriber)
+            }
+            emit(drainSink, received);
             return --deliverBudget > 0;
         }
         addToPolicyBuffer(received);

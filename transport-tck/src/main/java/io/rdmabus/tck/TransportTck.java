@@ -768,7 +768,7 @@ public abstract class TransportTck {
         final Bus subBus = bus("rs-sub");
         // expectError and spec 3.17 wait the whole default timeout by design: 3 s keeps the rules quick yet tolerant of a slow connect
         final TestEnvironment env = new TestEnvironment(3_000, 200);
-        final PublisherVerification<String> verification = new BusPublisherVerification(env, 1_000, pubBus, subBus,
+        final PublisherVerification<String> verification = new BusPublisherVerification(env, fixture.publisherReferenceGcTimeoutMillis(), pubBus, subBus,
             this::closedBus, "tck.rs." + runId);
         return Arrays.stream(PublisherVerification.class.getMethods())
             .filter(m -> Modifier.isPublic(m.getModifiers()) && m.getParameterCount() == 0 && isRule(m.getName()))
