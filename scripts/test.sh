@@ -94,6 +94,10 @@ if [ "$run_lab" = 1 ]; then
         # UD multicast needs two subscribers and a sender on three hosts.
         [ "$lab_skip_reason" = "" ] && run_lab "UD multicast, 3 guests" --module rdma-transport --guests 3 \
             --class io.rdmabus.rdma.verbs.rxe.RxeMulticastTest
+        # The transport TCK over rdma (several buses on one rxe0; every bus with a bus secret) and the peer tests (one
+        # connection per node pair, authentication). Two vCPUs: on one the fan-out case has too little margin under TCG.
+        [ "$lab_skip_reason" = "" ] && RXE_LAB_CPUS=2 run_lab "RDMA transport TCK + peers, 1 guest" --module rdma-transport --guests 1 \
+            --timeout-s 1500 --class io.rdmabus.rdma.transport.RdmaTckTest --class io.rdmabus.rdma.transport.RdmaPeersRxeTest
         # soak-tests (issue 6): 200 connect/exchange/close cycles of two rdma buses with rdma res, heap and thread checks
         # (-Dsoak.connect.cycles=1000 for the long form), then the short soak profile on 3 guests with faults.
         [ "$lab_skip_reason" = "" ] && run_lab "connect/close loop x200, 1 guest" --module soak-tests --guests 1 --timeout-s 1800 \

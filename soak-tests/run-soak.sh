@@ -1,6 +1,7 @@
 #!/bin/bash
 # Soak run on the rxe lab (issue 6). See soak-tests/README.md.
 #   soak-tests/run-soak.sh --profile short|long [--guests N] [--duration-s S] [--rate QUOTES_PER_S] [--out DIR]
+#                          [--ud-mode multicast|unicast|rc]   (BEST_EFFORT path; default multicast)
 # short: 240 s of traffic at 40 quotes/s (+10 trades/s) on 3 guests (CI); long: 3 h at 100 quotes/s.
 # Boots the guests through the shared lab lock, runs the publisher on guest 1 and subscribers on guests 2..N with the
 # fault schedule, then writes <out>/soak-<profile>-<timestamp>/report.md + rate.png + latency.png and prints ONE line
@@ -8,7 +9,7 @@
 # Exit: 0 PASS, 1 FAIL, 77 lab cannot run here (loud SKIPPED line).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PROFILE=short GUESTS=3 DURATION= RATE= OUT_BASE=${SOAK_OUT:-/var/tmp/rdma-bus-soak}
+PROFILE=short GUESTS=3 DURATION= RATE= UD_MODE=multicast OUT_BASE=${SOAK_OUT:-/var/tmp/rdma-bus-soak}
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile) PROFILE=${2:?}; shift 2 ;;
@@ -16,6 +17,7 @@ while [ $# -gt 0 ]; do
     --duration-s) DURATION=${2:?}; shift 2 ;;
     --rate) RATE=${2:?}; shift 2 ;;
     --out) OUT_BASE=${2:?}; shift 2 ;;
+    --ud-mode) UD_MODE=${2:?}; shift 2 ;;
     -h|--help) sed -n 2,9p "$0"; exit 0 ;;
     *) echo "run-soak: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -31,7 +33,7 @@ RUN="$OUT_BASE/soak-$PROFILE-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$RUN"
 export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH
 cd "$ROOT"
-echo "run-soak: profile $PROFILE, $GUESTS guests, ${DURATION}s traffic at $RATE quotes/s after ${WARMUP}s warm-up; report in $RUN"
+echo "run-soak: profile $PROFILE, $GUESTS guests, ${DURATION}s traffic at $RATE quotes/s after ${WARMUP}s warm-up, BEST_EFFORT over UD $UD_MODE; report in $RUN"
 if ! mvn -B -q -o -pl soak-tests -am compile dependency:build-classpath -Dmdep.includeScope=runtime \
     -Dmdep.outputFile=target/soak-classpath.txt > "$RUN/mvn-build.log" 2>&1; then
   tail -30 "$RUN/mvn-build.log" >&2
@@ -40,7 +42,7 @@ if ! mvn -B -q -o -pl soak-tests -am compile dependency:build-classpath -Dmdep.i
 fi
 LAB_TIMEOUT=$(( WARMUP + DURATION + 420 ))
 flock /var/tmp/rdma-bus-lab.lock "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
-  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" > "$RUN/lab.log" 2>&1
+  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" > "$RUN/lab.log" 2>&1
 LAB_RC=$?
 if [ "$LAB_RC" = 77 ]; then
   grep -h "SKIPPED" "$RUN/lab.log" >&2

@@ -10,6 +10,7 @@ set -u
 D=${1:?traffic seconds}
 RATE=${2:?quotes per second}
 WARMUP=${3:-150}
+UD_MODE=${4:-multicast}   # BEST_EFFORT path of the rdma transport: multicast (issue 6), unicast or rc
 I=$LAB_GUEST_INDEX
 N=$LAB_GUEST_COUNT
 read -r -a IPS <<< "$LAB_GUEST_IPS"
@@ -27,6 +28,8 @@ res() { rdma res show > "$OUT/res-$1.txt" 2>&1; echo "soak-guest$I: rdma res $1:
 
 # the run's end, fixed once by guest 1 (guests boot within seconds of each other; each waits for the file)
 if [ "$I" = 1 ]; then
+  # the bus secret every legitimate node reads from a file (rdma.secret.file); the unauthenticated peer has none
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$SH/bus-secret"
   echo $(( $(date +%s) + WARMUP + D )) > "$SH/end-epoch-s.tmp" && mv "$SH/end-epoch-s.tmp" "$SH/end-epoch-s"
   echo "$(now_ms)" > "$SH/traffic-start-ms.planned"
 fi
@@ -38,12 +41,20 @@ at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" 
 res before
 start_node() {
   local role=$1
+  for _ in $(seq 1 60); do [ -s "$SH/bus-secret" ] && break; sleep 1; done
+  if [ "$role" = unauth ]; then
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 1 )) \
+      --seed "$PUB_IP:$PORT" --stop-file "$SH/stop" --end-epoch-s "$END" --name unauth$I --secret none --ud-mode "$UD_MODE" \
+      >> "$OUT/unauth.log" 2>&1 &
+    UNAUTH_PID=$!
+    return
+  fi
   if [ "$role" = publisher ]; then
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $PORT \
-      --rate "$RATE" --end-epoch-s "$END" --name "pub$I" >> "$OUT/node.log" 2>&1 &
+      --rate "$RATE" --end-epoch-s "$END" --name "pub$I" --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
   else
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $PORT \
-      --seed "$PUB_IP:$PORT" --stop-file "$SH/stop" --end-epoch-s "$END" --name "sub$I" >> "$OUT/node.log" 2>&1 &
+      --seed "$PUB_IP:$PORT" --stop-file "$SH/stop" --end-epoch-s "$END" --name "sub$I" --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
   fi
   NODE_PID=$!
   echo "soak-guest$I: started $role pid $NODE_PID"
@@ -53,6 +64,10 @@ ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
 start_node $ROLE
 LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JVM and netem faults
 # ---- this guest's part of the fault schedule
+if [ "$I" = "$LAST" ] && [ "$N" -ge 3 ]; then
+  # a peer without the bus secret tries to join for the whole run (a second JVM on the last guest)
+  start_node unauth; fault "unauthenticated peer started (no bus secret, pid $UNAUTH_PID): must receive nothing"
+fi
 if [ "$I" = 2 ]; then
   at 15; fault "kill-9 subscriber JVM (pid $NODE_PID) and restart it"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null
   start_node subscriber
@@ -73,13 +88,9 @@ fi
 if [ "$I" = 1 ]; then
   at 75; fault "kill-9 publisher JVM (pid $NODE_PID) and restart it (new session)"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null
   start_node publisher
-  if git log main --oneline 2>/dev/null | grep -qi secret; then
-    fault "unauthenticated peer: bus secret is in main but this harness does not drive it yet"
-  else
-    fault "unauthenticated peer NOT RUN: no bus secret in this build (issue: RC engineer's rdma.secret)"
-  fi
 fi
 wait "$NODE_PID"; RC=$?
+[ -n "${UNAUTH_PID:-}" ] && wait "$UNAUTH_PID"
 echo "soak-guest$I: $ROLE exited $RC"
 if [ "$I" = 1 ]; then
   touch "$SH/stop"

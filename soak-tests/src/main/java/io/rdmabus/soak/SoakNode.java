@@ -22,6 +22,8 @@ import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
 import io.rdmabus.codecs.Quote;
 import io.rdmabus.codecs.Trade;
+import io.rdmabus.rdma.transport.RdmaTransport;
+import io.rdmabus.rdma.transport.RdmaTransportFactory;
 import io.rdmabus.samples.marketdata.MarketDataTopics;
 import io.rdmabus.spi.StaticSeedDiscovery;
 
@@ -38,6 +40,8 @@ import reactor.core.Disposable;
  * <pre>
  * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S --end-epoch-s T [--name N]
  * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P --stop-file F --end-epoch-s T [--name N]
+ *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS]
+ *   (defaults: secret none, multicast, 15000)
  * </pre>
  * {@code --transport tcp} (default {@code rdma}) runs the same nodes over TCP on one host, to smoke-test the harness
  * itself without the lab.
@@ -45,6 +49,8 @@ import reactor.core.Disposable;
  */
 public final class SoakNode {
     private static final long SUMMARY_EVERY_MS = 5000;
+    /** Peers the rdma transport refused (no or wrong bus secret), -1 on other transports. */
+    private static java.util.function.LongSupplier refused = () -> -1;
 
     private SoakNode() {
     }
@@ -69,14 +75,30 @@ public final class SoakNode {
         final String transport = opt.getOrDefault("transport", "rdma");
         final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
             .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed")) : List.of())));
+        RdmaTransport rdma = null;
         if (transport.equals("rdma")) {
-            builder.transportProperty("rdma.bind", require(opt, "bind")).transportProperty("rdma.cm.port.base", require(opt, "port"))
-                .transportProperty("rdma.cm.port.range", "1");
+            final Map<String, String> props = new HashMap<>();
+            props.put("rdma.bind", require(opt, "bind"));
+            props.put("rdma.cm.port.base", require(opt, "port"));
+            props.put("rdma.cm.port.range", "1");
+            props.put("rdma.ud.mode", opt.getOrDefault("ud-mode", "multicast"));
+            // 3 guests under TCG: the default 3 s per rdma_cm step (and for AUTH) expired on most handshakes in the first
+            // soak run (02:43 UTC, no subscriber ever connected); the RC bench uses 15 s for the same reason
+            props.put("rdma.connect.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
+            if (opt.containsKey("secret-file")) {
+                props.put("rdma.secret.file", opt.get("secret-file"));
+            } else {
+                props.put("rdma.secret", opt.getOrDefault("secret", "none"));
+            }
+            rdma = (RdmaTransport) new RdmaTransportFactory().create(props);
+            builder.transport(rdma);
         } else if (transport.equals("tcp")) {
             builder.transportProperty("tcp.bind", require(opt, "bind") + ":" + require(opt, "port")); // host smoke test of the harness
         }
         final Bus bus = builder.build();
         System.out.println("soak " + name + ": bus up on " + opt.get("bind") + ":" + opt.get("port") + " at " + System.currentTimeMillis());
+        final RdmaTransport rdmaTransport = rdma;
+        refused = () -> rdmaTransport == null ? -1 : rdmaTransport.refusedPeers();
         final int exit = args[0].equals("publisher")
             ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs)
             : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs);
@@ -254,7 +276,8 @@ public final class SoakNode {
         final List<String> left = JvmCheck.awaitNoBusThreads(10_000);
         final List<String> spinning = JvmCheck.spinningThreads(1000, 0.2);
         final long heapAfterClose = JvmCheck.heapAfterGcBytes();
-        final String text = summary + "closeMs=" + closeMs + "\nbusThreadsLeft=" + String.join(";", left) + "\nspinningThreads="
+        final String text = summary + "refusedPeers=" + refused.getAsLong()
+            + "\ncloseMs=" + closeMs + "\nbusThreadsLeft=" + String.join(";", left) + "\nspinningThreads="
             + String.join(";", spinning) + "\nheapBeforeCloseKiB=" + (heapBeforeClose >> 10) + "\nheapAfterCloseKiB=" + (heapAfterClose >> 10)
             + "\nfinal=true\n";
         final String prefix = summary.startsWith("role=publisher") ? "pub-" : "sub-";

@@ -161,9 +161,33 @@ public final class SoakReport {
         final Map<String, Histogram> latency = new LinkedHashMap<>();
         final StringBuilder subTable = new StringBuilder("| subscriber JVM | state | topic | publisher session | received | first | last "
             + "| lost (gaps) | reported by bus | dup | reordered | bad content |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        String unauthLine = "unauthenticated peer not run";
+        long refusedByPublisher = 0;
+        for (final Path p : files("pub-*.summary")) {
+            refusedByPublisher += Math.max(0, Long.parseLong(props(p).getOrDefault("refusedPeers", "0")));
+        }
+        for (final Path p : files("sub-unauth*.summary")) {
+            final Map<String, String> s = props(p);
+            long got = 0;
+            for (final Map.Entry<String, String> e : s.entrySet()) {
+                if (e.getKey().contains(".session.")) {
+                    got += kv(e.getValue()).get("received");
+                }
+            }
+            unauthLine = "unauthenticated peer got " + got + " (publisher refused " + refusedByPublisher + " attempts)";
+            if (got > 0) {
+                problems.add(s.get("name") + " (no bus secret) received " + got + " messages");
+            }
+            if (refusedByPublisher == 0) {
+                problems.add(s.get("name") + " (no bus secret): the publisher never refused it, so its attempt to join is not proven");
+            }
+        }
         for (final Path p : files("sub-*.summary")) {
             final Map<String, String> s = props(p);
             final String name = s.get("name");
+            if (name.startsWith("unauth")) {
+                continue;
+            }
             final String state = s.get("state") + ("true".equals(s.get("final")) ? "" : " (killed)");
             for (final Map.Entry<String, String> e : s.entrySet()) {
                 final boolean quotes = e.getKey().startsWith("quotes.session.");
@@ -284,8 +308,7 @@ public final class SoakReport {
         final String verdict = String.format(Locale.ROOT, "soak verdict: %s profile=%s duration=%ds reliable lost=%d dup=%d reordered=%d%s; "
                 + "best-effort gaps reported=%d observed=%d; faults=%d; received=%d of sent quotes=%d trades=%d; res baseline %s%s",
             pass ? "PASS" : "FAIL", profile, trafficS, relLost, relDup, relReordered, tailLost > 0 ? " tailLost=" + tailLost : "", beReported, beObserved,
-            faultsApplied, received, quotesSent, tradesSent, resOk ? "ok" : "GREW/UNKNOWN", notes.stream().anyMatch(n -> n.contains("unauthenticated"))
-                ? "; unauthenticated peer not run" : "");
+            faultsApplied, received, quotesSent, tradesSent, resOk ? "ok" : "GREW/UNKNOWN", "; " + unauthLine);
         md.append("# Soak run: profile ").append(profile).append("\n\n`").append(verdict).append("`\n\n");
         md.append("Lab output: `").append(lab).append("`. Traffic window: ").append(trafficS).append(" s from ")
             .append(java.time.Instant.ofEpochMilli(t0Ms)).append(".\n\n");

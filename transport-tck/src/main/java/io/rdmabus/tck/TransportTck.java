@@ -774,7 +774,7 @@ public abstract class TransportTck {
             .filter(m -> Modifier.isPublic(m.getModifiers()) && m.getParameterCount() == 0 && isRule(m.getName()))
             .sorted(Comparator.comparing(Method::getName))
             .map(m -> DynamicTest.dynamicTest(m.getName(), () -> assertTimeoutPreemptively(Duration.ofSeconds(30),
-                () -> runRule(verification, m), "RS TCK rule " + m.getName() + " took over 30 s")));
+                () -> runRule(verification, m, fixture.knownReactiveStreamsFailures().get(m.getName())), "RS TCK rule " + m.getName() + " took over 30 s")));
     }
 
     private Bus closedBus() {
@@ -788,7 +788,8 @@ public abstract class TransportTck {
             || name.startsWith("untested_");
     }
 
-    private static void runRule(final PublisherVerification<String> verification, final Method rule) throws Throwable {
+    private static void runRule(final PublisherVerification<String> verification, final Method rule, final String knownFailure)
+        throws Throwable {
         verification.setUp();
         try {
             rule.invoke(verification);
@@ -796,6 +797,12 @@ public abstract class TransportTck {
             final Throwable cause = ex.getCause();
             if (cause instanceof org.testng.SkipException) {
                 Assumptions.abort("RS TCK skipped " + rule.getName() + ": " + cause.getMessage());
+            }
+            if (knownFailure != null) {
+                final String message = "KNOWN FAILURE of RS TCK rule " + rule.getName() + " on this fixture (" + knownFailure
+                    + "), reported as skipped, not passed: " + cause;
+                System.err.println(message);
+                Assumptions.abort(message);
             }
             throw cause;
         }
