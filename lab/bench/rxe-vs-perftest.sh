@@ -4,7 +4,7 @@
 # rdma transport (RELIABLE 64 B ping-pong round trip per idle strategy, BEST_EFFORT 64 B message rate), one after the
 # other, never at the same time. Prints a table and the ratio lines, writes raw logs + summary.md to the output folder.
 #
-#   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S]
+#   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
 #                      [--idle backoff,yielding,busy-spin] [--property KEY=VALUE]... [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
@@ -12,7 +12,7 @@
 #   --count      ib_send_lat iterations and measured bus round trips per idle strategy (default 2000)
 #   --warmup     bus round trips before measuring (default 1000; perftest has its own few warm-up iterations)
 #   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
-#                after 3 s of unmeasured publishing)
+#                after --rate-warmup-s, default 15, of unmeasured publishing: the JIT under TCG needs that long)
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
 #
@@ -30,6 +30,7 @@ COUNT=2000
 WARMUP=1000
 UD_SECONDS=10
 RATE_S=10
+RATE_WARMUP_S=15
 IDLES=backoff,yielding,busy-spin
 OUT=
 TIMEOUT_S=900
@@ -44,6 +45,7 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP=${2:?}; shift 2 ;;
     --ud-seconds) UD_SECONDS=${2:?}; shift 2 ;;
     --rate-s) RATE_S=${2:?}; shift 2 ;;
+    --rate-warmup-s) RATE_WARMUP_S=${2:?}; shift 2 ;;
     --idle) IDLES=${2:?}; shift 2 ;;
     --out) OUT=${2:?}; shift 2 ;;
     --property) [[ ${2:-} =~ ^rdma\.[a-z.]+=[^[:space:]]+$ ]] || { echo "rxe-vs-perftest: --property wants rdma.KEY=VALUE" >&2; exit 2; }
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $TOPOLOGIES =~ ^[12](,[12])*$ ]] || { echo "rxe-vs-perftest: --guests wants 2, 1 or a list like 2,1" >&2; exit 2; }
-for v in "$COUNT" "$WARMUP" "$UD_SECONDS" "$RATE_S" "$TIMEOUT_S"; do
+for v in "$COUNT" "$WARMUP" "$UD_SECONDS" "$RATE_S" "$RATE_WARMUP_S" "$TIMEOUT_S"; do
   is_uint "$v" || { echo "rxe-vs-perftest: '$v' is not a non-negative integer" >&2; exit 2; }
 done
 [ "$COUNT" -ge 10 ] && [ "$UD_SECONDS" -ge 1 ] && [ "$RATE_S" -ge 1 ] \
@@ -112,7 +114,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
   echo "--size"; echo "64"
   echo "--idle"; echo "$IDLES"
   echo "--rate-s"; echo "$RATE_S"
-  echo "--rate-warmup-s"; echo "3"
+  echo "--rate-warmup-s"; echo "$RATE_WARMUP_S"
   for p in ${PROPERTIES[@]+"${PROPERTIES[@]}"}; do echo "--property"; echo "$p"; done
 } > "$OUT/launch/bench.args"
 
@@ -135,7 +137,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --idle $IDLES$PROP_TEXT\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES$PROP_TEXT\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
@@ -223,7 +225,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
     echo "    java \$RDMABUS_JVM_FLAGS -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
-    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --rate-s $RATE_S --rate-warmup-s 3$PROP_TEXT"
+    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
   } >> "$SUMMARY"
 done
 

@@ -87,7 +87,7 @@ public final class RxeBusBench implements Callable<Integer> {
     int sizeBytes;
     @Option(names = "--rate-s", defaultValue = "10", description = "measured seconds of the best-effort rate phase, 0 = skip it (default: ${DEFAULT-VALUE})")
     int rateS;
-    @Option(names = "--rate-warmup-s", defaultValue = "3", description = "unmeasured seconds of publishing first (default: ${DEFAULT-VALUE})")
+    @Option(names = "--rate-warmup-s", defaultValue = "15", description = "unmeasured seconds of publishing first (default: ${DEFAULT-VALUE})")
     int rateWarmupS;
     @Option(names = "--phase-timeout-s", defaultValue = "240", description = "bound on each phase, connection set-up included (default: ${DEFAULT-VALUE})")
     int phaseTimeoutS;
@@ -234,9 +234,16 @@ public final class RxeBusBench implements Callable<Integer> {
             long firstMeasuredSeq = -1;
             long notOk = 0;
             long nowNs;
+            long nextReportNs = startNs + TimeUnit.SECONDS.toNanos(1);
+            long lastReportSeq = 0;
             while ((nowNs = System.nanoTime()) < endNs) {
                 if (firstMeasuredSeq < 0 && nowNs >= measureStartNs) {
                     firstMeasuredSeq = seq;
+                }
+                if (nowNs >= nextReportNs) { // once a second: shows when the JIT has warmed the path up
+                    log("server: rate %s second: %,d offers taken", firstMeasuredSeq < 0 ? "warm-up" : "measured", seq - lastReportSeq);
+                    lastReportSeq = seq;
+                    nextReportNs += TimeUnit.SECONDS.toNanos(1);
                 }
                 writeLong(payload, 0, seq);
                 final int status = publication.offer(payload);
