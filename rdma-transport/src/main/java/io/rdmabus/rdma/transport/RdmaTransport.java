@@ -773,7 +773,7 @@ public final class RdmaTransport implements Transport {
                     return;
                 }
                 case Wire.UD_INFO -> {
-                    if (ud != null && length >= Wire.ARG3_OFFSET + 4) {
+                    if (ud != null) { // classify checked the length
                         ud.onPeerInfo(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
                                 c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN)); // UD path
                     }
@@ -786,7 +786,9 @@ public final class RdmaTransport implements Transport {
                     fail(c, null);
                     return;
                 }
-                default -> context.errorHandler().accept(new TransportException(c + ": unknown control message type " + type));
+                default -> {
+                    // no other type gets here: classify dropped it as malformed
+                }
             }
             repost(c, slot);
         }

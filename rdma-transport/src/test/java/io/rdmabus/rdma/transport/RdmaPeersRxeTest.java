@@ -7,7 +7,6 @@ import io.rdmabus.Delivery;
 import io.rdmabus.IdleStrategies;
 import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.spi.StaticSeedDiscovery;
-import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.TransportContext;
 import io.rdmabus.spi.TransportPublication;
@@ -64,7 +63,7 @@ class RdmaPeersRxeTest {
     }
 
     /** Counts frames by sequence; {@link #duplicates} counts sequences seen twice. */
-    static final class Sink implements SubscriptionSink {
+    static final class Sink extends AcceptingSink {
         final AtomicLong frames = new AtomicLong();
         final AtomicLong duplicates = new AtomicLong();
         final java.util.Set<Long> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -76,16 +75,6 @@ class RdmaPeersRxeTest {
                 duplicates.incrementAndGet();
             }
             return CONTINUE;
-        }
-
-        @Override
-        public long availableCredits() {
-            return Long.MAX_VALUE;
-        }
-
-        @Override
-        public void onTransportError(final Throwable cause) {
-            cause.printStackTrace();
         }
     }
 

@@ -7,7 +7,6 @@ import io.rdmabus.Delivery;
 import io.rdmabus.IdleStrategies;
 import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.spi.StaticSeedDiscovery;
-import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.TransportContext;
 import io.rdmabus.spi.TransportStatus;
@@ -55,7 +54,7 @@ class RdmaRateRxeTest {
     }
 
     /** Counts frames and checks their order. */
-    static final class CountingSink implements SubscriptionSink {
+    static final class CountingSink extends AcceptingSink {
         volatile long next;
         volatile long outOfOrder;
 
@@ -67,16 +66,6 @@ class RdmaRateRxeTest {
             }
             next = seq + 1;
             return CONTINUE;
-        }
-
-        @Override
-        public long availableCredits() {
-            return Long.MAX_VALUE;
-        }
-
-        @Override
-        public void onTransportError(final Throwable cause) {
-            cause.printStackTrace();
         }
     }
 

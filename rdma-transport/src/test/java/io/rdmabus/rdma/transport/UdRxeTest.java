@@ -28,7 +28,6 @@ import io.rdmabus.rdma.verbs.UdPeer;
 import io.rdmabus.rdma.verbs.VerbsContext;
 import io.rdmabus.rdma.verbs.WorkCompletions;
 import io.rdmabus.spi.StaticSeedDiscovery;
-import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.TransportContext;
 import io.rdmabus.spi.TransportPublication;
@@ -109,23 +108,13 @@ class UdRxeTest {
     }
 
     /** Records frame sequences; never back-pressures (like the bus's best-effort sinks). */
-    static final class Sink implements SubscriptionSink {
+    static final class Sink extends AcceptingSink {
         final List<Long> sequences = new CopyOnWriteArrayList<>();
 
         @Override
         public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
             sequences.add(FrameHeader.sequence(buffer, offset));
             return CONTINUE;
-        }
-
-        @Override
-        public long availableCredits() {
-            return Long.MAX_VALUE;
-        }
-
-        @Override
-        public void onTransportError(final Throwable cause) {
-            cause.printStackTrace();
         }
     }
 
@@ -401,23 +390,13 @@ class UdRxeTest {
     }
 
     /** Counts frames without allocating (so the measurement sees only the transport). */
-    static final class CountingSink implements SubscriptionSink {
+    static final class CountingSink extends AcceptingSink {
         final java.util.concurrent.atomic.AtomicLong frames = new java.util.concurrent.atomic.AtomicLong();
 
         @Override
         public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
             frames.lazySet(frames.get() + 1);
             return CONTINUE;
-        }
-
-        @Override
-        public long availableCredits() {
-            return Long.MAX_VALUE;
-        }
-
-        @Override
-        public void onTransportError(final Throwable cause) {
-            cause.printStackTrace();
         }
     }
 

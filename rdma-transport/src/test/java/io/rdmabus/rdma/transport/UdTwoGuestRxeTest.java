@@ -142,21 +142,11 @@ class UdTwoGuestRxeTest {
     }
 
     private static SubscriptionSink sink(final Set<Long> got) {
-        return new SubscriptionSink() {
+        return new AcceptingSink() {
             @Override
             public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
                 got.add(FrameHeader.sequence(buffer, offset));
                 return CONTINUE;
-            }
-
-            @Override
-            public long availableCredits() {
-                return Long.MAX_VALUE;
-            }
-
-            @Override
-            public void onTransportError(final Throwable cause) {
-                cause.printStackTrace();
             }
         };
     }
