@@ -92,9 +92,10 @@ if [ "$run_lab" = 1 ]; then
         # Verbs seed scenarios: each guest runs the single-host tests on its own rxe0, and the two-host scenarios
         # with guest 1 as server and guest 2 as client.
         # RdmaTransportRxeTest: the RDMA transport's first slice (RC, credits) on each guest's own rxe0.
+        # RdmaRateRxeTest: frames/s and CPU per transport thread (printed), and no allocation per frame on the data path.
         run_lab "verbs seed scenarios + RDMA transport, 2 guests" --module rdma-transport --guests 2 \
             --class io.rdmabus.rdma.verbs.rxe.RxeSingleHostTest --class io.rdmabus.rdma.verbs.rxe.RxeTwoHostTest \
-            --class io.rdmabus.rdma.transport.RdmaTransportRxeTest
+            --class io.rdmabus.rdma.transport.RdmaTransportRxeTest --class io.rdmabus.rdma.transport.RdmaRateRxeTest
         # UD multicast needs two subscribers and a sender on three hosts.
         [ "$lab_skip_reason" = "" ] && run_lab "UD multicast, 3 guests" --module rdma-transport --guests 3 \
             --class io.rdmabus.rdma.verbs.rxe.RxeMulticastTest
