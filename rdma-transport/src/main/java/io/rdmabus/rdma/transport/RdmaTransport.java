@@ -27,7 +27,10 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -144,6 +147,31 @@ public final class RdmaTransport implements Transport {
      */
     public long refusedPeers() {
         return refusedPeers.get();
+    }
+
+    /**
+     * For {@link io.rdmabus.BusStats#transportCounters()}: {@code malformedMessages} and {@code refusedPeers} (above),
+     * and with the UD path ({@code rdma.ud.mode} unicast or multicast) its datagram counters: {@code udDelivered},
+     * {@code udMalformed} (too short or long, not a DATA envelope), {@code udUnknownTopic} (no local subscription),
+     * {@code udOwnLoopback} (this node's own multicast), {@code udSinkDropped}, {@code udReceiveErrors} (failed
+     * receive completions) and {@code udForeignPeers} (subscribers announcing another {@code rdma.domain}).
+     */
+    @Override
+    public Map<String, Long> counters() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        out.put("malformedMessages", malformedMessages());
+        out.put("refusedPeers", refusedPeers());
+        UdEndpoint u = ud;
+        if (u != null) {
+            out.put("udDelivered", u.delivered());
+            out.put("udMalformed", u.malformed());
+            out.put("udUnknownTopic", u.unknownTopic());
+            out.put("udOwnLoopback", u.ownLoopback());
+            out.put("udSinkDropped", u.sinkDropped());
+            out.put("udReceiveErrors", u.receiveErrors());
+            out.put("udForeignPeers", u.foreignPeers());
+        }
+        return Collections.unmodifiableMap(out);
     }
 
     /** @return live RC connections (established, not failed), for tests */
