@@ -727,10 +727,13 @@ public final class RdmaTransport implements Transport {
                     return 0;
                 }
             }
-            if (!replays.isEmpty()) {
-                // a replay waits for the publisher's commit or for credits: look again soon
-                LockSupport.parkNanos(100_000);
-                return 0;
+            for (int i = 0; i < replays.size(); i++) {
+                if (!replays.get(i).armed) {
+                    // a replay waits for the publisher thread's commit (no completion will wake us for that): look again soon;
+                    // an armed replay waiting for credits sleeps like any sender, the peer's CREDIT is a completion
+                    LockSupport.parkNanos(100_000);
+                    return 0;
+                }
             }
             int rc = cq.requestNotify(false);
             if (rc != 0) {
