@@ -64,6 +64,27 @@ public final class CmEventChannel extends NativeResource {
         }
     }
 
+    /**
+     * Reads the events already queued (no wait) and takes a DISCONNECTED event for {@code idAddress} if one is pending.
+     *
+     * @return true if the id got DISCONNECTED
+     */
+    synchronized boolean takeDisconnected(long idAddress) {
+        checkOpen();
+        while (Native.pollReadable(fd, 0)) {
+            pending.add(readOne());
+        }
+        boolean found = false;
+        for (Iterator<CmEvent> it = pending.iterator(); it.hasNext();) {
+            CmEvent e = it.next();
+            if (e.idAddress() == idAddress && e.type() == CmEventType.DISCONNECTED) {
+                it.remove();
+                found = true;
+            }
+        }
+        return found;
+    }
+
     private static long owner(CmEvent e) {
         return e.type() == CmEventType.CONNECT_REQUEST && e.listenIdAddress() != 0 ? e.listenIdAddress() : e.idAddress();
     }
