@@ -1446,6 +1446,8 @@ public final class RdmaTransport implements Transport {
         private final long[] backoffNs;
         /** Established connections by the peer's node id: one per node pair. */
         private final java.util.HashMap<Long, Connection> byNode = new java.util.HashMap<>();
+        /** The connections in {@link #byNode}, watched for DISCONNECTED (see noticeDisconnects). */
+        private final List<Connection> watched = new ArrayList<>();
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
@@ -1502,10 +1504,13 @@ public final class RdmaTransport implements Transport {
          */
         private int noticeDisconnects() {
             int n = 0;
-            for (Connection c : byNode.values()) {
-                if (!c.closed && !c.destroyed && c.established && c.cmId.takeDisconnected()) {
-                    Connection gone = c;
-                    pollerCommands.offer(() -> poller().fail(gone, null));
+            for (int i = watched.size() - 1; i >= 0; i--) { // by index: an idle cm agent allocates nothing per cycle
+                Connection c = watched.get(i);
+                if (c.closed || c.destroyed) {
+                    watched.remove(i);
+                } else if (c.established && c.cmId.takeDisconnected()) {
+                    watched.remove(i);
+                    pollerCommands.offer(() -> poller().fail(c, null));
                     n++;
                 }
             }
@@ -1571,6 +1576,7 @@ public final class RdmaTransport implements Transport {
                 id.accept(PeerAuth.reply(flags, nodeId, nonce, proof), config.connectTimeoutMs());
                 c.established = true;
                 byNode.put(req.nodeId(), c);
+                watched.add(c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
             } catch (RuntimeException e) {
@@ -1640,6 +1646,7 @@ public final class RdmaTransport implements Transport {
                     c.proofToSend = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, nodeId, rep.nodeId(), rep.nonce(), nonce);
                 }
                 byNode.put(rep.nodeId(), c);
+                watched.add(c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
                 return c;
