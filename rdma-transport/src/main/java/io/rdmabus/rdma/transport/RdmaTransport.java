@@ -159,13 +159,25 @@ public final class RdmaTransport implements Transport {
      * and with the UD path ({@code rdma.ud.mode} unicast or multicast) its datagram counters: {@code udDelivered},
      * {@code udMalformed} (too short or long, not a DATA envelope), {@code udUnknownTopic} (no local subscription),
      * {@code udOwnLoopback} (this node's own multicast), {@code udSinkDropped}, {@code udReceiveErrors} (failed
-     * receive completions) and {@code udForeignPeers} (subscribers announcing another {@code rdma.domain}).
+     * receive completions) and {@code udForeignPeers} (subscribers announcing another {@code rdma.domain}); RELIABLE
+     * resume after a reconnect: {@code resumeRequests} (RESUME sent as a subscriber), {@code resumesServed} and
+     * {@code framesReplayed} (as a publisher), {@code resumesRefused} (RESUME_FAILED sent: outside
+     * {@code rdma.retention.frames} or session gone) and {@code resumeFailures} (RESUME_FAILED received: a local
+     * subscription failed with {@code RetentionExceededException}).
      */
     @Override
     public Map<String, Long> counters() {
         Map<String, Long> out = new LinkedHashMap<>();
         out.put("malformedMessages", malformedMessages());
         out.put("refusedPeers", refusedPeers());
+        if (pollerRunner != null) {
+            long[] r = resumeStats();
+            out.put("resumeRequests", r[0]);
+            out.put("resumesServed", r[1]);
+            out.put("framesReplayed", r[2]);
+            out.put("resumesRefused", r[3]);
+            out.put("resumeFailures", r[4]);
+        }
         UdEndpoint u = ud;
         if (u != null) {
             out.put("udDelivered", u.delivered());

@@ -183,6 +183,7 @@ class RdmaResumeRxeTest {
             assertTrue(pubStats[2] > 64, "only " + pubStats[2] + " replayed: the frames held in receive buffers at the break must come back by replay");
             assertEquals(0, pubStats[3], "a resume inside the window was refused");
             assertEquals(1, subT.liveConnectionCount(), "one connection after the reconnect");
+            assertEquals(pubStats[2], pubT.counters().get("framesReplayed"), "framesReplayed in the transport counters");
         } finally {
             if (thread != null) {
                 thread.interrupt();
@@ -234,6 +235,7 @@ class RdmaResumeRxeTest {
             assertEquals(10, rec.got.size(), "frames after the failure");
             assertEquals(1, pubT.resumeStats()[3], "RESUME_FAILED sent by the publisher");
             assertEquals(1, subT.resumeStats()[4], "RESUME_FAILED received by the subscriber");
+            assertEquals(1L, subT.counters().get("resumeFailures"), "resumeFailures in the transport counters");
         } finally {
             if (thread != null) {
                 thread.interrupt();
