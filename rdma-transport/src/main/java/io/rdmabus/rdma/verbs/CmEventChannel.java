@@ -71,14 +71,14 @@ public final class CmEventChannel extends NativeResource {
      */
     synchronized boolean takeDisconnected(long idAddress) {
         checkOpen();
-        while (Native.pollReadable(fd, 0)) {
+        while (Native.pollReadable(fd, 0, pollFd, pollErrno)) {
             pending.add(readOne());
         }
         boolean found = false;
-        for (Iterator<CmEvent> it = pending.iterator(); it.hasNext();) {
-            CmEvent e = it.next();
+        for (int i = pending.size() - 1; i >= 0; i--) {
+            CmEvent e = pending.get(i);
             if (e.idAddress() == idAddress && e.type() == CmEventType.DISCONNECTED) {
-                it.remove();
+                pending.remove(i);
                 found = true;
             }
         }
