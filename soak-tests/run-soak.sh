@@ -40,9 +40,21 @@ if ! mvn -B -q -o -pl soak-tests -am compile dependency:build-classpath -Dmdep.i
   echo "soak verdict: FAIL profile=$PROFILE build failed (log: $RUN/mvn-build.log)"
   exit 1
 fi
+# The guests read classes from the host's filesystem while they run (JVMs are restarted mid-run): give them a copy in
+# the run folder, so a build in this worktree during the run cannot change the code under them.
+mkdir -p "$RUN/classpath"
+SNAP_CP=$RUN/classpath/soak-tests
+cp -a soak-tests/target/classes "$SNAP_CP"
+for entry in $(tr ':' ' ' < soak-tests/target/soak-classpath.txt); do
+  case "$entry" in
+    */target/classes) mod=$(basename "$(dirname "$(dirname "$entry")")"); cp -a "$entry" "$RUN/classpath/$mod"; SNAP_CP="$SNAP_CP:$RUN/classpath/$mod" ;;
+    *) SNAP_CP="$SNAP_CP:$entry" ;;
+  esac
+done
+echo "$SNAP_CP" > "$RUN/classpath.txt"
 LAB_TIMEOUT=$(( WARMUP + DURATION + 420 ))
 flock /var/tmp/rdma-bus-lab.lock "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
-  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" > "$RUN/lab.log" 2>&1
+  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" "$RUN/classpath.txt" > "$RUN/lab.log" 2>&1
 LAB_RC=$?
 if [ "$LAB_RC" = 77 ]; then
   grep -h "SKIPPED" "$RUN/lab.log" >&2
@@ -56,7 +68,7 @@ if [ ! -s "$RUN/lab/shared/end-epoch-s" ]; then
   echo "soak verdict: FAIL profile=$PROFILE the guests never started the run (log: $RUN/lab.log)"
   exit 1
 fi
-java -cp "soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)" io.rdmabus.soak.SoakReport "$RUN/lab" "$RUN" "$PROFILE" "$DURATION" \
+java -cp "$SNAP_CP" io.rdmabus.soak.SoakReport "$RUN/lab" "$RUN" "$PROFILE" "$DURATION" \
   2> "$RUN/report.err" | tee "$RUN/verdict.txt"
 RC=${PIPESTATUS[0]}
 [ "$LAB_RC" = 0 ] || RC=1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The soak run's guest script (run by lab/rxe-lab.sh in every guest; see soak-tests/README.md). Not run by hand.
-#   soak-guest.sh <traffic-seconds> <quotes-per-second> <warmup-seconds>
+#   soak-guest.sh <traffic-seconds> <quotes-per-second> <warmup-seconds> [ud-mode] [classpath-file]
 # Guest 1 runs the publisher, guests 2..N a subscriber each. Each guest runs its own part of the fault schedule
 # (faults are local to a guest: its JVM, its NIC) at fixed fractions of the traffic window and logs each fault, with
 # its wall-clock time in ms, to $LAB_SHARED/faults.log for the report.
@@ -18,7 +18,8 @@ PUB_IP=${IPS[0]}
 PORT=7900
 OUT=$LAB_OUT
 SH=$LAB_SHARED
-CP="soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)"
+CP_FILE=${5:-}   # the run's copy of the classpath (run-soak.sh); without it, the worktree's build
+if [ -n "$CP_FILE" ]; then CP=$(cat "$CP_FILE"); else CP="soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)"; fi
 JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 

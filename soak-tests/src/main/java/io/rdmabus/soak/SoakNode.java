@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -30,6 +31,7 @@ import io.rdmabus.spi.StaticSeedDiscovery;
 import org.HdrHistogram.Histogram;
 
 import reactor.core.Disposable;
+import reactor.util.retry.Retry;
 
 /**
  * One JVM of the soak run, inside an rxe guest: the publisher (quotes best effort, trades reliable, at a configured
@@ -51,6 +53,8 @@ public final class SoakNode {
     private static final long SUMMARY_EVERY_MS = 5000;
     /** Peers the rdma transport refused (no or wrong bus secret), -1 on other transports. */
     private static java.util.function.LongSupplier refused = () -> -1;
+    /** Subscription errors per topic, {@code epochMs:class:message} joined by '|' (guarded by the subscriber's lock). */
+    private static final Map<String, String> ERRORS = new TreeMap<>();
 
     private SoakNode() {
     }
@@ -117,6 +121,9 @@ public final class SoakNode {
     private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final long endMs) throws Exception {
         final BusPublication<Quote> quotes = bus.publication(MarketDataTopics.QUOTES);
         final BusPublication<Trade> trades = bus.publication(MarketDataTopics.TRADES);
+        // written at once: a publisher killed with -9 leaves no summary, and the report still needs its sessions
+        Files.writeString(out.resolve("pub-" + name + ".start"), "name=" + name + "\nquoteSession=" + quotes.sessionId() + "\ntradeSession="
+            + trades.sessionId() + "\nstartMs=" + System.currentTimeMillis() + "\n", StandardCharsets.UTF_8);
         final long periodNs = TimeUnit.SECONDS.toNanos(1) / Math.max(1, quotesPerS);
         long quoteSeq = 0;
         long tradeSeq = 0;
@@ -178,20 +185,28 @@ public final class SoakNode {
         final Histogram latency = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
         final Histogram interval = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
         final Object lock = new Object();
-        final Disposable q = bus.subscribeReceived(MarketDataTopics.QUOTES, SubscribeOptions.defaults()).subscribe(r -> {
-            synchronized (lock) {
-                quoteChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().feedSequence(), r.lostBefore(),
-                    SoakMessages.verify(r.value()));
-                record(latency, interval, r);
-            }
-        });
-        final Disposable t = bus.subscribeReceived(MarketDataTopics.TRADES, SubscribeOptions.defaults()).subscribe(r -> {
-            synchronized (lock) {
-                tradeChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().tradeId(), r.lostBefore(),
-                    SoakMessages.verify(r.value()));
-                record(latency, interval, r);
-            }
-        });
+        // A subscription that fails (e.g. a RELIABLE resume outside the retention window) is recorded with its time and
+        // subscribed again after 1 s: the report lists every error, and the node keeps proving what it receives after it.
+        final Disposable q = bus.subscribeReceived(MarketDataTopics.QUOTES, SubscribeOptions.defaults())
+            .doOnError(e -> recordError(lock, "quotes", e))
+            .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(1)))
+            .subscribe(r -> {
+                synchronized (lock) {
+                    quoteChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().feedSequence(), r.lostBefore(),
+                        SoakMessages.verify(r.value()));
+                    record(latency, interval, r);
+                }
+            });
+        final Disposable t = bus.subscribeReceived(MarketDataTopics.TRADES, SubscribeOptions.defaults())
+            .doOnError(e -> recordError(lock, "trades", e))
+            .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(1)))
+            .subscribe(r -> {
+                synchronized (lock) {
+                    tradeChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().tradeId(), r.lostBefore(),
+                        SoakMessages.verify(r.value()));
+                    record(latency, interval, r);
+                }
+            });
         long nextLineMs = System.currentTimeMillis() + 1000;
         long nextSummaryMs = System.currentTimeMillis() + SUMMARY_EVERY_MS;
         // bound: the run's end plus time for the publisher to finish and the stop file to appear
@@ -229,6 +244,14 @@ public final class SoakNode {
         return closeAndCheck(bus, out, name, summary.toString());
     }
 
+    private static void recordError(final Object lock, final String topic, final Throwable e) {
+        final String line = System.currentTimeMillis() + ":" + e.getClass().getName() + ":" + String.valueOf(e.getMessage()).replaceAll("[\\r\\n|=]", " ");
+        System.out.println("soak: " + topic + " subscription failed (subscribing again in 1 s): " + line);
+        synchronized (lock) {
+            ERRORS.merge(topic, line, (a, b) -> a + "|" + b);
+        }
+    }
+
     private static void record(final Histogram latency, final Histogram interval, final Received<?> r) {
         final java.time.Instant now = java.time.Instant.now(); // microsecond wall clock, not currentTimeMillis' milliseconds
         final long us = Math.max(0, (now.getEpochSecond() * 1_000_000_000L + now.getNano() - r.timestampNs()) / 1000);
@@ -248,8 +271,11 @@ public final class SoakNode {
     private static String summaryText(final String name, final Map<Integer, StreamCheck> quoteChecks, final Map<Integer, StreamCheck> tradeChecks,
                                       final Histogram latency, final String state) {
         final StringBuilder sb = new StringBuilder("role=subscriber\nname=" + name + "\nstate=" + state + "\n");
+        ERRORS.forEach((topic, lines) -> sb.append(topic).append(".errors=").append(lines).append('\n'));
         quoteChecks.forEach((s, c) -> sb.append("quotes.session.").append(s).append('=').append(c.summary()).append('\n'));
         tradeChecks.forEach((s, c) -> sb.append("trades.session.").append(s).append('=').append(c.summary()).append('\n'));
+        quoteChecks.forEach((s, c) -> sb.append("quotes.gaps.").append(s).append('=').append(c.gapEvents()).append('\n'));
+        tradeChecks.forEach((s, c) -> sb.append("trades.gaps.").append(s).append('=').append(c.gapEvents()).append('\n'));
         final ByteBuffer buf = ByteBuffer.allocate(latency.getNeededByteBufferCapacity());
         final int n = latency.encodeIntoCompressedByteBuffer(buf);
         sb.append("latencyHistogram=").append(Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n))).append('\n');
