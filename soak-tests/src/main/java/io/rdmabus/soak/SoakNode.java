@@ -15,12 +15,15 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusPublication;
 import io.rdmabus.PublishStatus;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
+import io.rdmabus.Topic;
 import io.rdmabus.codecs.Quote;
 import io.rdmabus.codecs.Trade;
 import io.rdmabus.rdma.transport.RdmaTransport;
@@ -185,28 +188,8 @@ public final class SoakNode {
         final Histogram latency = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
         final Histogram interval = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
         final Object lock = new Object();
-        // A subscription that fails (e.g. a RELIABLE resume outside the retention window) is recorded with its time and
-        // subscribed again after 1 s: the report lists every error, and the node keeps proving what it receives after it.
-        final Disposable q = bus.subscribeReceived(MarketDataTopics.QUOTES, SubscribeOptions.defaults())
-            .doOnError(e -> recordError(lock, "quotes", e))
-            .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(1)))
-            .subscribe(r -> {
-                synchronized (lock) {
-                    quoteChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().feedSequence(), r.lostBefore(),
-                        SoakMessages.verify(r.value()));
-                    record(latency, interval, r);
-                }
-            });
-        final Disposable t = bus.subscribeReceived(MarketDataTopics.TRADES, SubscribeOptions.defaults())
-            .doOnError(e -> recordError(lock, "trades", e))
-            .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(1)))
-            .subscribe(r -> {
-                synchronized (lock) {
-                    tradeChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().tradeId(), r.lostBefore(),
-                        SoakMessages.verify(r.value()));
-                    record(latency, interval, r);
-                }
-            });
+        final Disposable q = checked(bus, MarketDataTopics.QUOTES, "quotes", Quote::feedSequence, SoakMessages::verify, quoteChecks, lock, latency, interval);
+        final Disposable t = checked(bus, MarketDataTopics.TRADES, "trades", Trade::tradeId, SoakMessages::verify, tradeChecks, lock, latency, interval);
         long nextLineMs = System.currentTimeMillis() + 1000;
         long nextSummaryMs = System.currentTimeMillis() + SUMMARY_EVERY_MS;
         // bound: the run's end plus time for the publisher to finish and the stop file to appear
@@ -242,6 +225,26 @@ public final class SoakNode {
             summary.append(summaryText(name, quoteChecks, tradeChecks, latency, "closed"));
         }
         return closeAndCheck(bus, out, name, summary.toString());
+    }
+
+    /**
+     * Subscribes to {@code topic} and feeds every message into the {@link StreamCheck} of its publisher session. A
+     * subscription that fails (e.g. a RELIABLE resume outside the retention window) is recorded with its time and
+     * subscribed again after 1 s: the report lists every error, and the node keeps proving what it receives after it.
+     */
+    private static <T> Disposable checked(final Bus bus, final Topic<T> topic, final String label, final ToLongFunction<T> sequence,
+                                          final Predicate<T> verify, final Map<Integer, StreamCheck> checks, final Object lock,
+                                          final Histogram latency, final Histogram interval) {
+        return bus.subscribeReceived(topic, SubscribeOptions.defaults())
+            .doOnError(e -> recordError(lock, label, e))
+            .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(1)))
+            .subscribe(r -> {
+                synchronized (lock) {
+                    checks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(sequence.applyAsLong(r.value()), r.lostBefore(),
+                        verify.test(r.value()));
+                    record(latency, interval, r);
+                }
+            });
     }
 
     private static void recordError(final Object lock, final String topic, final Throwable e) {
