@@ -28,12 +28,14 @@ case "$PROFILE" in
   *) echo "run-soak: --profile must be short or long" >&2; exit 2 ;;
 esac
 [ "$GUESTS" -ge 2 ] || { echo "run-soak: --guests must be at least 2 (3 for the NIC fault)" >&2; exit 2; }
-WARMUP=${SOAK_WARMUP_S:-150}   # guest JVM start + FFM init under TCG before the traffic window opens
+# The traffic window opens once every subscriber is connected, at the latest WARMUP s after the guests booted (under
+# TCG the JVMs need 1-3 min to start and connect, longer when the host is busy)
+WARMUP=${SOAK_WARMUP_S:-300}
 RUN="$OUT_BASE/soak-$PROFILE-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$RUN"
 export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH
 cd "$ROOT"
-echo "run-soak: profile $PROFILE, $GUESTS guests, ${DURATION}s traffic at $RATE quotes/s after ${WARMUP}s warm-up, BEST_EFFORT over UD $UD_MODE; report in $RUN"
+echo "run-soak: profile $PROFILE, $GUESTS guests, ${DURATION}s traffic at $RATE quotes/s once all subscribers are connected (at most ${WARMUP}s after boot), BEST_EFFORT over UD $UD_MODE; report in $RUN"
 if ! mvn -B -q -o -pl soak-tests -am compile dependency:build-classpath -Dmdep.includeScope=runtime \
     -Dmdep.outputFile=target/soak-classpath.txt > "$RUN/mvn-build.log" 2>&1; then
   tail -30 "$RUN/mvn-build.log" >&2

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 
@@ -43,8 +44,14 @@ import reactor.util.retry.Retry;
  * few seconds, so a subscriber killed with -9 still leaves what it proved until then) into {@code --out}.
  *
  * <pre>
- * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S --end-epoch-s T [--name N]
- * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P --stop-file F --end-epoch-s T [--name N]
+ * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S (--end-epoch-s T | --end-file F) [--name N]
+ *                     [--start-file F]   (a standby: publishes only once F exists)
+ * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P[,IP:P..] --stop-file F (--end-epoch-s T | --end-file F) [--name N]
+ *                     [--ready-file F]</pre>
+ * {@code --end-file}: the run's end (epoch seconds) is written there once every subscriber is connected; until then
+ * the publisher publishes and the subscribers check, without an end (bounded: {@code --max-wait-s}, default 3600).
+ * {@code --ready-file}: created by a subscriber when its first trade arrives (it is connected to the publisher).
+ * <pre>
  *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS]
  *   (defaults: secret none, multicast, 15000)
  * </pre>
@@ -78,10 +85,12 @@ public final class SoakNode {
         final Path out = Path.of(require(opt, "out"));
         Files.createDirectories(out);
         final String name = opt.getOrDefault("name", args[0]) + "-" + ProcessHandle.current().pid();
-        final long endMs = Long.parseLong(require(opt, "end-epoch-s")) * 1000;
+        final LongSupplier endMs = opt.containsKey("end-file")
+            ? new EndFile(Path.of(opt.get("end-file")), System.currentTimeMillis() + 1000 * Long.parseLong(opt.getOrDefault("max-wait-s", "3600")))
+            : fixedEnd(Long.parseLong(require(opt, "end-epoch-s")) * 1000);
         final String transport = opt.getOrDefault("transport", "rdma");
         final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
-            .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed")) : List.of())));
+            .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed").split(",")) : List.of())));
         RdmaTransport rdma = null;
         if (transport.equals("rdma")) {
             final Map<String, String> props = new HashMap<>();
@@ -107,9 +116,45 @@ public final class SoakNode {
         final RdmaTransport rdmaTransport = rdma;
         refused = () -> rdmaTransport == null ? -1 : rdmaTransport.refusedPeers();
         final int exit = args[0].equals("publisher")
-            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs)
-            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs);
+            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs,
+                opt.containsKey("start-file") ? Path.of(opt.get("start-file")) : null)
+            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null);
         System.exit(exit);
+    }
+
+    private static LongSupplier fixedEnd(final long endMs) {
+        return () -> endMs;
+    }
+
+    /** The run's end from a file that appears once the run's traffic window is fixed; read at most once a second. */
+    private static final class EndFile implements LongSupplier {
+        private final Path file;
+        private final long boundMs;
+        private long endMs = -1;
+        private long nextLookMs;
+
+        EndFile(final Path file, final long boundMs) {
+            this.file = file;
+            this.boundMs = boundMs;
+        }
+
+        @Override
+        public long getAsLong() {
+            final long now = System.currentTimeMillis();
+            if (endMs < 0 && now >= nextLookMs) {
+                nextLookMs = now + 1000;
+                try {
+                    final String text = Files.exists(file) ? Files.readString(file).trim() : "";
+                    if (!text.isEmpty()) {
+                        endMs = Long.parseLong(text) * 1000;
+                        System.out.println("soak: the run ends at " + endMs + " (" + file + ")");
+                    }
+                } catch (final IOException | NumberFormatException e) {
+                    System.out.println("soak: cannot read the end time yet: " + e); // written by another guest: look again
+                }
+            }
+            return endMs >= 0 ? endMs : boundMs;
+        }
     }
 
     private static String require(final Map<String, String> opt, final String key) {
@@ -121,7 +166,15 @@ public final class SoakNode {
         return v;
     }
 
-    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final long endMs) throws Exception {
+    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final LongSupplier endMs, final Path startFile)
+        throws Exception {
+        if (startFile != null) {
+            // a standby: its bus is up and connected, its publications appear only when it takes over
+            while (!Files.exists(startFile) && System.currentTimeMillis() < endMs.getAsLong()) {
+                Thread.sleep(100);
+            }
+            System.out.println("soak " + name + ": taking over at " + System.currentTimeMillis());
+        }
         final BusPublication<Quote> quotes = bus.publication(MarketDataTopics.QUOTES);
         final BusPublication<Trade> trades = bus.publication(MarketDataTopics.TRADES);
         // written at once: a publisher killed with -9 leaves no summary, and the report still needs its sessions
@@ -138,7 +191,7 @@ public final class SoakNode {
         long nextLineMs = System.currentTimeMillis() + 1000;
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("pub-" + name + ".csv")))) {
             csv.println("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries");
-            while (System.currentTimeMillis() < endMs) {
+            while (System.currentTimeMillis() < endMs.getAsLong()) {
                 final long now = System.nanoTime();
                 if (now < nextNs) {
                     LockSupport.parkNanos(Math.min(nextNs - now, 1_000_000));
@@ -182,7 +235,8 @@ public final class SoakNode {
         return closeAndCheck(bus, out, name, summary);
     }
 
-    private static int subscribe(final Bus bus, final Path out, final String name, final Path stopFile, final long endMs) throws Exception {
+    private static int subscribe(final Bus bus, final Path out, final String name, final Path stopFile, final LongSupplier endMs, final Path readyFile)
+        throws Exception {
         final Map<Integer, StreamCheck> quoteChecks = new TreeMap<>();
         final Map<Integer, StreamCheck> tradeChecks = new TreeMap<>();
         final Histogram latency = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
@@ -192,11 +246,12 @@ public final class SoakNode {
         final Disposable t = checked(bus, MarketDataTopics.TRADES, "trades", Trade::tradeId, SoakMessages::verify, tradeChecks, lock, latency, interval);
         long nextLineMs = System.currentTimeMillis() + 1000;
         long nextSummaryMs = System.currentTimeMillis() + SUMMARY_EVERY_MS;
+        boolean ready = false;
         // bound: the run's end plus time for the publisher to finish and the stop file to appear
-        final long hardEndMs = endMs + TimeUnit.SECONDS.toMillis(180);
+
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("sub-" + name + ".csv")))) {
             csv.println("epoch_ms,quotes,trades,quote_gaps_observed,quote_gaps_reported,trades_lost,p50_us,p99_us,max_us");
-            while (!Files.exists(stopFile) && System.currentTimeMillis() < hardEndMs) {
+            while (!Files.exists(stopFile) && System.currentTimeMillis() < endMs.getAsLong() + TimeUnit.SECONDS.toMillis(180)) {
                 Thread.sleep(50);
                 final long nowMs = System.currentTimeMillis();
                 if (nowMs >= nextLineMs) {
@@ -209,6 +264,14 @@ public final class SoakNode {
                     }
                     csv.flush();
                     nextLineMs += 1000;
+                }
+                if (readyFile != null && !ready) {
+                    synchronized (lock) {
+                        ready = !tradeChecks.isEmpty();
+                    }
+                    if (ready) {
+                        Files.writeString(readyFile, name + " " + nowMs + "\n", StandardCharsets.UTF_8);
+                    }
                 }
                 if (nowMs >= nextSummaryMs) {
                     writeSummary(out, name, lock, quoteChecks, tradeChecks, latency, "running");

@@ -136,6 +136,9 @@ public final class SoakReport {
             tradesSent += Long.parseLong(s.get("tradesSent"));
             quotesSent += Long.parseLong(s.get("quotesSent"));
             finalTradeCount.put(s.get("tradeSession"), Long.parseLong(s.get("tradesSent")));
+            if (Long.parseLong(s.get("tradesSent")) == 0) {
+                problems.add(s.get("name") + ": the publisher sent no trade (no subscriber reached it): its part of the schedule was not exercised");
+            }
             checkClose(p, s);
         }
         // trade session of a killed publisher -> trades it had sent at least (its last per-second line; it died up to 1 s later)
