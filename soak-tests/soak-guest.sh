@@ -50,7 +50,8 @@ start_node() {
   fi
   if [ "$role" = standby ]; then
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 2 )) \
-      --rate "$RATE" --end-file "$SH/end-epoch-s" --start-file "$SH/standby-go" --name "pub${I}b" --secret-file "$SH/bus-secret" \
+      --rate "$RATE" --end-file "$SH/end-epoch-s" --start-file "$SH/standby-go" --ready-file "$SH/ready-standby" --name "pub${I}b" \
+      --secret-file "$SH/bus-secret" \
       --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
     STANDBY_PID=$!
     return
@@ -70,8 +71,14 @@ start_node() {
 ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
 start_node $ROLE
 if [ "$I" = 1 ]; then
+  # The new publisher of the 75% fault is a warm standby, started now: a cold JVM needs 1.5-5 min under TCG to start
+  # and connect, longer than the rest of a short window. It listens on port PORT+2 (every subscriber has both endpoints
+  # as seeds), connects, and creates its publications only when the go file appears, right after the kill: a new
+  # process, a new session.
+  start_node standby
   while [ $(( $(date +%s) - BOOT_S )) -lt "$WARMUP" ]; do
     missing=""
+    [ -e "$SH/ready-standby" ] || missing=" standby-publisher"
     for g in $(seq 2 "$N"); do [ -e "$SH/ready-guest$g" ] || missing="$missing guest$g"; done
     [ -z "$missing" ] && break
     sleep 2
@@ -110,11 +117,7 @@ if [ "$I" = 2 ]; then
   fi
 fi
 if [ "$I" = 1 ]; then
-  # The new publisher is a warm standby: a cold JVM needs 1-3 min under TCG to start and connect, longer than the rest
-  # of a short window. It starts at 40% on port PORT+2 (every subscriber has both endpoints as seeds), connects, and
-  # creates its publications only when the go file appears, right after the kill: a new process, a new session.
-  at 40; start_node standby; fault "standby publisher JVM started (pid $STANDBY_PID, port $(( PORT + 2 ))): publishes nothing until the kill"
-  at 75; fault "kill-9 publisher JVM (pid $NODE_PID); the standby publisher (pid $STANDBY_PID) takes over (new session)"
+  at 75; fault "kill-9 publisher JVM (pid $NODE_PID); the standby publisher (pid $STANDBY_PID, port $(( PORT + 2 )), up since boot) takes over (new session)"
   kill -9 "$NODE_PID"; touch "$SH/standby-go"; wait "$NODE_PID" 2>/dev/null
   NODE_PID=$STANDBY_PID
 fi

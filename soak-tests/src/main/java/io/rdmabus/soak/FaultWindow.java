@@ -57,7 +57,7 @@ public record FaultWindow(String id, String guest, String text, long startMs, lo
                         break;
                     }
                 }
-            } else if (!text.startsWith("unauthenticated peer") && !text.contains("NOT APPLIED")) {
+            } else if (!text.startsWith("unauthenticated peer") && !text.startsWith("standby") && !text.contains("NOT APPLIED")) {
                 out.add(new FaultWindow("F" + n, p[1], text, at, at, t0Ms));
             }
         }
@@ -69,14 +69,17 @@ public record FaultWindow(String id, String guest, String text, long startMs, lo
      * @param atMs       when a gap was seen, epoch ms
      * @param subscriber the subscriber's guest (guest2, ...)
      * @return the label of the latest window that began before {@code atMs} and ended less than {@link #RECOVERY_S}
-     *         before it, or {@link #NONE}; a fault on another subscriber's guest is marked as such
+     *         before it, preferring faults on the subscriber's own guest or the publisher's, or {@link #NONE}; a fault
+     *         on another subscriber's guest is marked as such
      */
     public static String label(final List<FaultWindow> windows, final long atMs, final String subscriber) {
-        for (int i = windows.size() - 1; i >= 0; i--) {
-            final FaultWindow w = windows.get(i);
-            if (w.startMs <= atMs && atMs <= w.endMs + RECOVERY_S * 1000) {
+        for (final boolean mineOnly : new boolean[] {true, false}) { // a fault on the subscriber's own path first
+            for (int i = windows.size() - 1; i >= 0; i--) {
+                final FaultWindow w = windows.get(i);
                 final boolean mine = w.guest.equals(subscriber) || w.guest.equals("guest1");
-                return w.id + " " + w.guest + " " + w.text + (mine ? "" : " (on another subscriber's guest)");
+                if ((mine || !mineOnly) && w.startMs <= atMs && atMs <= w.endMs + RECOVERY_S * 1000) {
+                    return w.id + " " + w.guest + " " + w.text + (mine ? "" : " (on another subscriber's guest)");
+                }
             }
         }
         return NONE;

@@ -45,7 +45,7 @@ import reactor.util.retry.Retry;
  *
  * <pre>
  * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S (--end-epoch-s T | --end-file F) [--name N]
- *                     [--start-file F]   (a standby: publishes only once F exists)
+ *                     [--start-file F]   (a standby: publishes only once F exists) [--ready-file F] (created when its bus is up)
  * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P[,IP:P..] --stop-file F (--end-epoch-s T | --end-file F) [--name N]
  *                     [--ready-file F]</pre>
  * {@code --end-file}: the run's end (epoch seconds) is written there once every subscriber is connected; until then
@@ -117,7 +117,7 @@ public final class SoakNode {
         refused = () -> rdmaTransport == null ? -1 : rdmaTransport.refusedPeers();
         final int exit = args[0].equals("publisher")
             ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs,
-                opt.containsKey("start-file") ? Path.of(opt.get("start-file")) : null)
+                opt.containsKey("start-file") ? Path.of(opt.get("start-file")) : null, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null)
             : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null);
         System.exit(exit);
     }
@@ -166,8 +166,11 @@ public final class SoakNode {
         return v;
     }
 
-    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final LongSupplier endMs, final Path startFile)
-        throws Exception {
+    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final LongSupplier endMs, final Path startFile,
+                               final Path readyFile) throws Exception {
+        if (readyFile != null) {
+            Files.writeString(readyFile, name + " " + System.currentTimeMillis() + "\n", StandardCharsets.UTF_8); // bus up
+        }
         if (startFile != null) {
             // a standby: its bus is up and connected, its publications appear only when it takes over
             while (!Files.exists(startFile) && System.currentTimeMillis() < endMs.getAsLong()) {
@@ -190,7 +193,7 @@ public final class SoakNode {
         long nextNs = System.nanoTime();
         long nextLineMs = System.currentTimeMillis() + 1000;
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("pub-" + name + ".csv")))) {
-            csv.println("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries");
+            csv.println("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries,refused_peers");
             while (System.currentTimeMillis() < endMs.getAsLong()) {
                 final long now = System.nanoTime();
                 if (now < nextNs) {
@@ -222,7 +225,7 @@ public final class SoakNode {
                 }
                 final long nowMs = System.currentTimeMillis();
                 if (nowMs >= nextLineMs) {
-                    csv.println(nowMs + "," + quoteSeq + "," + tradeSeq + "," + quoteNotSent + "," + tradeRetries);
+                    csv.println(nowMs + "," + quoteSeq + "," + tradeSeq + "," + quoteNotSent + "," + tradeRetries + "," + refused.getAsLong());
                     csv.flush();
                     nextLineMs += 1000;
                 }

@@ -33,6 +33,9 @@ public final class SoakReport {
     private final List<String> problems = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private final StringBuilder md = new StringBuilder();
+    /** Longest RELIABLE stall at a publisher that still counts as progress (a reconnect under TCG), seconds. */
+    static final long STALL_LIMIT_S = 60;
+    private long longestStallS;
 
     private SoakReport(final Path lab, final Path report, final String profile, final long trafficS) {
         this.lab = lab;
@@ -181,8 +184,17 @@ public final class SoakReport {
             + "| lost (gaps) | reported by bus | dup | reordered | bad content |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         String unauthLine = "unauthenticated peer not run";
         long refusedByPublisher = 0;
-        for (final Path p : files("pub-*.summary")) {
-            refusedByPublisher += Math.max(0, Long.parseLong(props(p).getOrDefault("refusedPeers", "0")));
+        for (final Path csv : files("pub-*.csv")) {
+            // a killed publisher leaves no summary: its per-second line has the count too
+            final Path summary = Path.of(csv.toString().replace(".csv", ".summary"));
+            long refused = Files.exists(summary) ? Long.parseLong(props(summary).getOrDefault("refusedPeers", "0")) : 0;
+            final List<String> lines = Files.readAllLines(csv);
+            final String[] last = lines.get(lines.size() - 1).split(",");
+            if (lines.size() > 1 && last.length > 5) {
+                refused = Math.max(refused, Long.parseLong(last[5]));
+            }
+            refusedByPublisher += Math.max(0, refused);
+            stallCheck(csv, lines, t0Ms, windows);
         }
         for (final Path p : files("sub-unauth*.summary")) {
             final Map<String, String> s = props(p);
@@ -363,7 +375,8 @@ public final class SoakReport {
                 + "best-effort gaps reported=%d observed=%d; faults=%d; received=%d of sent quotes=%d trades=%d; res baseline %s%s",
             pass ? "PASS" : "FAIL", profile, trafficS, relLost, relDup, relReordered,
             (relLost > 0 ? " " + compact(reliableLostByWindow) : "") + (tailLost > 0 ? " tailLost=" + tailLost : "")
-                + (deadTail > 0 ? " lostWithDeadPublisher=" + deadTail : ""), beReported, beObserved,
+                + (deadTail > 0 ? " lostWithDeadPublisher=" + deadTail : "") + (longestStallS > STALL_LIMIT_S ? " reliableStalled=" + longestStallS + "s" : ""),
+            beReported, beObserved,
             faultsApplied, received, quotesSent, tradesSent, resOk ? "ok" : "GREW/UNKNOWN", "; " + unauthLine);
         md.append("# Soak run: profile ").append(profile).append("\n\n`").append(verdict).append("`\n\n");
         md.append("Lab output: `").append(lab).append("`. Traffic window: ").append(trafficS).append(" s from ")
@@ -383,6 +396,52 @@ public final class SoakReport {
         md.append("\n## How to read this\n\nSee soak-tests/README.md, section \"Reading the report\".\n");
         Files.writeString(report.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
         return verdict;
+    }
+
+    /**
+     * RELIABLE must make progress: a publisher that could not send a single trade for more than {@link #STALL_LIMIT_S}
+     * (back-pressure: it kept offering, {@code trade_retries} grew, {@code trades_sent} did not) while subscribers were
+     * connected is a stall the bus must not have (e.g. a dead subscriber's connection never noticed, its credits never
+     * returned). Only the traffic window counts.
+     */
+    private void stallCheck(final Path csv, final List<String> lines, final long t0Ms, final List<FaultWindow> windows) {
+        long stallStartMs = -1;
+        long prevTrades = -1;
+        final long endMs = t0Ms + trafficS * 1000;
+        for (final String line : lines.subList(1, lines.size())) {
+            final String[] f = line.split(",");
+            final long ms = Long.parseLong(f[0]);
+            final long trades = Long.parseLong(f[2]);
+            if (ms < t0Ms || ms > endMs) {
+                prevTrades = trades;
+                continue;
+            }
+            if (trades == prevTrades && trades > 0) {
+                if (stallStartMs < 0) {
+                    stallStartMs = ms - 1000;
+                }
+            } else {
+                endStall(csv, stallStartMs, ms, t0Ms, windows);
+                stallStartMs = -1;
+            }
+            prevTrades = trades;
+        }
+        if (!lines.isEmpty() && stallStartMs >= 0) {
+            endStall(csv, stallStartMs, Long.parseLong(lines.get(lines.size() - 1).split(",")[0]), t0Ms, windows);
+        }
+    }
+
+    private void endStall(final Path csv, final long fromMs, final long toMs, final long t0Ms, final List<FaultWindow> windows) {
+        if (fromMs < 0) {
+            return;
+        }
+        final long s = (toMs - fromMs) / 1000;
+        longestStallS = Math.max(longestStallS, s);
+        if (s > STALL_LIMIT_S) {
+            final String began = FaultWindow.label(windows, fromMs, "guest1");
+            problems.add(String.format(Locale.ROOT, "%s: RELIABLE stalled: the publisher could not send a trade for %d s (%.1f s to %.1f s into the "
+                + "window; began in: %s)", csv.getFileName(), s, (fromMs - t0Ms) / 1000.0, (toMs - t0Ms) / 1000.0, began));
+        }
     }
 
     /** @return e.g. {@code where=F2:12,none:3} */

@@ -140,6 +140,22 @@ class SoakReportTest {
     }
 
     @Test
+    void failsWhenTheReliableStreamStallsAtThePublisher(@TempDir final Path dir) throws IOException {
+        final Path lab = dir.resolve("lab");
+        lab(lab, "received=100 first=0 last=99 lost=0 lossEvents=0 reportedLost=0 duplicated=0 reordered=0 badContent=0", RES_BEFORE);
+        final long end = 2_000_000_000L;
+        final StringBuilder csv = new StringBuilder("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries,refused_peers\n");
+        for (int s = 0; s < 100; s++) {   // trades stop at 10 s into the 100 s window: 89 s without progress
+            csv.append((end - 100 + s) * 1000).append(',').append(s * 4).append(',').append(Math.min(s, 10)).append(",0,").append(Math.max(0, s - 10))
+                .append(",3\n");
+        }
+        Files.writeString(lab.resolve("guest1/pub-pub1-10.csv"), csv);
+        final String verdict = SoakReport.write(lab, dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: FAIL") && verdict.contains("reliableStalled=89s"), verdict);
+        assertTrue(Files.readString(dir.resolve("report/report.md")).contains("RELIABLE stalled: the publisher could not send a trade for 89 s"));
+    }
+
+    @Test
     void failsOnReliableLossTailLossAndResourceGrowth(@TempDir final Path dir) throws IOException {
         lab(dir.resolve("lab"), "received=95 first=0 last=97 lost=3 lossEvents=1 reportedLost=3 duplicated=0 reordered=0 badContent=0",
             "0: rxe0: pd 2 cq 3 qp 3 cm_id 1 mr 2 ctx 0 srq 0\n");
