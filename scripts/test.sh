@@ -22,6 +22,9 @@ done
 
 status=0
 started=$(date +%s)
+# The names of what failed, repeated just above the closing line (CI shows only the tail of this long log).
+failure_list=$(mktemp)
+trap 'rm -f "$failure_list"' EXIT
 if [ "$run_maven" = 1 ]; then
     # The verbs layout test compiles a C probe against rdma-core's headers: install them when we can.
     if [ ! -f /usr/include/infiniband/verbs.h ] && [ "$(id -u)" = 0 ]; then
@@ -30,7 +33,7 @@ if [ "$run_maven" = 1 ]; then
     fi
     echo "== maven build and tests (JDK: $JAVA_HOME)"
     find . -path '*/target/surefire-reports' -type d -prune -exec rm -rf {} + 2>/dev/null
-    mvn -B -ntp install || status=1
+    mvn -B -ntp install || { status=1; echo "maven: mvn install failed (failed tests are listed below; none = a build error, see the maven log)" >> "$failure_list"; }
 fi
 
 lab_passed=0; lab_failed=0; lab_skipped=0
@@ -44,6 +47,7 @@ run_lab() {
     lab/run-junit.sh "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     summary=$(grep -E '^rxe-lab: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -1)
+    grep -E '^run-junit: guest[0-9]+ (FAILED|JVM CRASH) ' "$log" | sed "s|^run-junit: |lab '$label' |" >> "$failure_list"
     rm -f "$log"
     p=0; f=0; k=0
     if [ -n "$summary" ]; then
@@ -54,7 +58,7 @@ run_lab() {
         lab_skip_reason="lab/run-junit.sh exit 77"
         lab_skipped=$((lab_skipped + 1))
     elif [ "$rc" != 0 ]; then
-        echo "rxe lab run '$label' failed (exit $rc)" >&2
+        echo "rxe lab run '$label' failed (exit $rc)" | tee -a "$failure_list" >&2
         status=1
         [ "$f" = 0 ] && lab_failed=$((lab_failed + 1))
     fi
@@ -70,7 +74,7 @@ run_soak() {
     case "$rc" in
         0) lab_passed=$((lab_passed + 1)) ;;
         77) lab_skip_reason="soak-tests/run-soak.sh exit 77"; lab_skipped=$((lab_skipped + 1)) ;;
-        *) echo "soak $profile failed (exit $rc)" >&2; status=1; lab_failed=$((lab_failed + 1)) ;;
+        *) echo "soak $profile failed (exit $rc)" | tee -a "$failure_list" >&2; status=1; lab_failed=$((lab_failed + 1)) ;;
     esac
     return 0
 }
@@ -132,6 +136,12 @@ passed=$(( tests - failures - errors - skipped + lab_passed ))
 failed=$(( failures + errors + lab_failed ))
 skipped_total=$(( skipped + lab_skipped ))
 [ "$failed" -gt 0 ] && status=1
+find . -path '*/target/surefire-reports/TEST-*.xml' -print0 2>/dev/null | xargs -0 -r lab/junit-failures.sh \
+    | sed 's/^/maven FAILED /' >> "$failure_list"
+if [ -s "$failure_list" ]; then
+    echo "== what failed:"
+    cat "$failure_list"
+fi
 echo "== done in $(( $(date +%s) - started )) s: maven ${tests} tests (${failures} failures, ${errors} errors, ${skipped} skipped); rxe lab ${lab_passed} passed, ${lab_failed} failed, ${lab_skipped} skipped"
 echo "tests: ${passed} passed, ${failed} failed, ${skipped_total} skipped"
 exit "$status"

@@ -1,5 +1,8 @@
 package io.rdmabus.tck;
 
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -28,6 +31,9 @@ import reactor.core.scheduler.Schedulers;
  */
 final class BusPublisherVerification extends PublisherVerification<String> {
     private static final AtomicInteger TOPICS = new AtomicInteger();
+    private static final int MAX_EVENTS = 12;
+
+    private final Deque<String> events = new ConcurrentLinkedDeque<>();
 
     private final Bus publisherBus;
     private final Bus subscriberBus;
@@ -66,15 +72,31 @@ final class BusPublisherVerification extends PublisherVerification<String> {
             final Disposable[] publishing = new Disposable[1];
             final Flux<String> limited = elements == Long.MAX_VALUE ? values : values.take(elements, true);
             return limited
-                .doOnSubscribe(s -> publishing[0] = publisherBus.publish(topic, source).subscribeOn(Schedulers.boundedElastic()).subscribe(
-                    done -> { }, error -> { }))
+                .doOnSubscribe(s -> {
+                    event(topic, "subscribed; publishing " + elements);
+                    publishing[0] = publisherBus.publish(topic, source).subscribeOn(Schedulers.boundedElastic()).subscribe(
+                        done -> { }, error -> event(topic, "publish failed: " + error), () -> event(topic, "publish done"));
+                })
                 .doFinally(signal -> {
+                    event(topic, "subscriber " + signal);
                     final Disposable d = publishing[0];
                     if (d != null) {
                         d.dispose();
                     }
                 });
         });
+    }
+
+    private void event(final Topic<String> topic, final String what) {
+        events.addLast(System.currentTimeMillis() % 100_000 + " ms " + topic.name() + ": " + what);
+        while (events.size() > MAX_EVENTS) {
+            events.pollFirst();
+        }
+    }
+
+    /** @return the last publish/subscribe events of the created publishers (oldest first), for a hung rule's report */
+    List<String> recentEvents() {
+        return List.copyOf(events);
     }
 
     @Override

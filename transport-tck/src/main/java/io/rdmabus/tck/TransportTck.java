@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -768,13 +769,35 @@ public abstract class TransportTck {
         final Bus subBus = bus("rs-sub");
         // expectError and spec 3.17 wait the whole default timeout by design: 3 s keeps the rules quick yet tolerant of a slow connect
         final TestEnvironment env = new TestEnvironment(3_000, 200);
-        final PublisherVerification<String> verification = new BusPublisherVerification(env, fixture.publisherReferenceGcTimeoutMillis(), pubBus, subBus,
+        final BusPublisherVerification verification = new BusPublisherVerification(env, fixture.publisherReferenceGcTimeoutMillis(), pubBus, subBus,
             this::closedBus, "tck.rs." + runId);
+        // -Dtck.rs.rules=<regex> -Dtck.rs.repeat=N: run only the matching rules, N times each (to chase a flaky rule)
+        final Pattern only = Pattern.compile(System.getProperty("tck.rs.rules", ".*"));
+        final int repeat = Integer.getInteger("tck.rs.repeat", 1);
         return Arrays.stream(PublisherVerification.class.getMethods())
             .filter(m -> Modifier.isPublic(m.getModifiers()) && m.getParameterCount() == 0 && isRule(m.getName()))
+            .filter(m -> only.matcher(m.getName()).find())
             .sorted(Comparator.comparing(Method::getName))
+            .flatMap(m -> Collections.nCopies(repeat, m).stream())
             .map(m -> DynamicTest.dynamicTest(m.getName(), () -> assertTimeoutPreemptively(Duration.ofSeconds(30),
-                () -> runRule(verification, m, fixture.knownReactiveStreamsFailures().get(m.getName())), "RS TCK rule " + m.getName() + " took over 30 s")));
+                () -> runRule(verification, m, fixture.knownReactiveStreamsFailures().get(m.getName())),
+                () -> "RS TCK rule " + m.getName() + " took over 30 s; last events " + verification.recentEvents() + "; " + hangReport(pubBus, subBus))));
+    }
+
+    /** What a hung rule leaves behind: both buses' stats and the stacks of the bus, transport and test threads. */
+    private static String hangReport(final Bus pubBus, final Bus subBus) {
+        final StringBuilder report = new StringBuilder("publisher bus ").append(pubBus.stats())
+            .append("; subscriber bus ").append(subBus.stats()).append("; threads:");
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            if (thread.getThreadGroup() != null && "system".equals(thread.getThreadGroup().getName())) {
+                return; // reference handler, finalizer, signal dispatcher, ...
+            }
+            report.append("\n  \"").append(thread.getName()).append("\" ").append(thread.getState());
+            for (int i = 0; i < Math.min(stack.length, 12); i++) {
+                report.append("\n    at ").append(stack[i]);
+            }
+        });
+        return report.toString();
     }
 
     private Bus closedBus() {

@@ -136,9 +136,8 @@ class RdmaPeersRxeTest {
         Thread.sleep(500);
         assertEquals(500, sink.frames.get(), "frames delivered (a duplicate connection delivers twice)");
         assertEquals(0, sink.duplicates.get(), "duplicate frames");
-        // two nodes dialling each other at the same moment each wait in their own connect, time out and then fail to
-        // accept the other's stale request: reported, harmless, and the seeds converge; anything else is a defect
-        errors.removeIf(e -> String.valueOf(e.getMessage()).startsWith("rdma accept failed"));
+        // two nodes dialling each other at the same moment may each fail to accept the other's stale request: the cm
+        // agent logs that and the seeds converge; it is no agent error
         assertTrue(errors.isEmpty(), "agent errors: " + errors);
     }
 
@@ -193,7 +192,6 @@ class RdmaPeersRxeTest {
                     + (within100 == busRef) + ") after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             assertTrue(got == busRef, "a cancelled bus subscriber is still referenced 5 s after cancel");
         }
-        errors.removeIf(e -> String.valueOf(e.getMessage()).startsWith("rdma accept failed"));
         assertTrue(errors.isEmpty(), "agent errors: " + errors);
     }
 

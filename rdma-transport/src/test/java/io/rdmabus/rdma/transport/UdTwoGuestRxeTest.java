@@ -56,9 +56,6 @@ class UdTwoGuestRxeTest {
         } else if (guest == 2) {
             publish(self, subscriberIp, errors);
         }
-        // an RC connect that timed out on the slow guest and was retried leaves a stale request whose accept is then
-        // rejected: reported by the RC layer, harmless (as in RdmaPeersRxeTest); anything else is a defect
-        errors.removeIf(e -> String.valueOf(e.getMessage()).startsWith("rdma accept failed"));
         assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 

@@ -189,16 +189,20 @@ public final class TcpTransport implements Transport {
             final TcpSubscription[] existing = copy.get(topic.topicId());
             if (existing == null) {
                 copy.put(topic.topicId(), new TcpSubscription[] {subscription});
-                localTopics.put(topic.topicId(), topic);
-                for (final PeerConnection connection : connections) {
-                    connection.send(subscribeMessage(topic));
-                }
             } else {
                 final TcpSubscription[] grown = Arrays.copyOf(existing, existing.length + 1);
                 grown[existing.length] = subscription;
                 copy.put(topic.topicId(), grown);
             }
+            // Visible to the event loops before any peer hears of it: a publisher answers a subscribe with frames at
+            // once, and a frame that found no local subscription was dropped (reliable loss, seen in the RS TCK).
             localSubscriptions = copy;
+            if (existing == null) {
+                localTopics.put(topic.topicId(), topic);
+                for (final PeerConnection connection : connections) {
+                    connection.send(subscribeMessage(topic));
+                }
+            }
         }
         return subscription;
     }
