@@ -67,7 +67,7 @@ public record FaultWindow(String id, String guest, String text, long startMs, lo
     /**
      * @param windows    the run's windows
      * @param atMs       when a gap was seen, epoch ms
-     * @param subscriber the subscriber's guest (guest2, ...)
+     * @param subscriber the subscriber's guest (guest2, ...), null for a fault anywhere (e.g. at the publisher)
      * @return the label of the latest window that began before {@code atMs} and ended less than {@link #RECOVERY_S}
      *         before it, preferring faults on the subscriber's own guest or the publisher's, or {@link #NONE}; a fault
      *         on another subscriber's guest is marked as such
@@ -76,7 +76,7 @@ public record FaultWindow(String id, String guest, String text, long startMs, lo
         for (final boolean mineOnly : new boolean[] {true, false}) { // a fault on the subscriber's own path first
             for (int i = windows.size() - 1; i >= 0; i--) {
                 final FaultWindow w = windows.get(i);
-                final boolean mine = w.guest.equals(subscriber) || w.guest.equals("guest1");
+                final boolean mine = subscriber == null || w.guest.equals(subscriber) || w.guest.equals("guest1");
                 if ((mine || !mineOnly) && w.startMs <= atMs && atMs <= w.endMs + RECOVERY_S * 1000) {
                     return w.id + " " + w.guest + " " + w.text + (mine ? "" : " (on another subscriber's guest)");
                 }

@@ -438,7 +438,7 @@ public final class SoakReport {
         final long s = (toMs - fromMs) / 1000;
         longestStallS = Math.max(longestStallS, s);
         if (s > STALL_LIMIT_S) {
-            final String began = FaultWindow.label(windows, fromMs, "guest1");
+            final String began = FaultWindow.label(windows, fromMs, null);
             problems.add(String.format(Locale.ROOT, "%s: RELIABLE stalled: the publisher could not send a trade for %d s (%.1f s to %.1f s into the "
                 + "window; began in: %s)", csv.getFileName(), s, (fromMs - t0Ms) / 1000.0, (toMs - t0Ms) / 1000.0, began));
         }
