@@ -190,7 +190,7 @@ public final class DefaultBus implements Bus {
     @Override
     public BusStats stats() {
         return new BusStats(transport.name(), channels.stream().map(SubscriptionChannel::stats).toList(), published.get(),
-            droppedNotConnected.get());
+            droppedNotConnected.get(), transport.counters());
     }
 
     @Override

@@ -36,6 +36,18 @@ public interface Transport extends AutoCloseable {
      */
     TransportSubscription addSubscription(TopicDescriptor topic, SubscriptionSink sink);
 
+    /**
+     * The transport's own counters, for {@link io.rdmabus.BusStats#transportCounters()}: what it dropped or refused
+     * below the bus (malformed datagrams, frames for no subscriber, refused peers, ...), by a name the transport's
+     * documentation explains. Monotonic since {@link #start}; read from any thread; cheap (a snapshot of volatile
+     * counters, not a query of the device).
+     *
+     * @return counter name to value; empty if the transport keeps none
+     */
+    default java.util.Map<String, Long> counters() {
+        return java.util.Map.of();
+    }
+
     /** Closes every publication and subscription, stops all threads, releases sockets/drivers/devices. Idempotent. */
     @Override
     void close();

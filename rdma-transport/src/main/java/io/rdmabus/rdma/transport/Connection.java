@@ -11,6 +11,8 @@ import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
+import org.agrona.collections.IntHashSet;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -91,6 +93,13 @@ final class Connection {
     long postedAtLastQuiet = -1;
     final boolean[] ctrlBusy = new boolean[RdmaTransportConfig.CONTROL_SLOTS];
     final ArrayDeque<long[]> pendingControl = new ArrayDeque<>();
+    /**
+     * Subscriber side: per (topic id &lt;&lt; 32 | session id) of a RELIABLE topic, the sequence after the last frame from
+     * this peer that every local sink took. Kept by peer node id when the connection fails, for RESUME (poller).
+     */
+    Long2LongHashMap consumed = new Long2LongHashMap(-1);
+    /** Publisher side: topics this peer subscribed whose route waits for a replay to finish (poller). */
+    final IntHashSet deferredSubs = new IntHashSet();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,
                final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots, final int maxSendWr,

@@ -15,7 +15,10 @@ import org.agrona.DirectBuffer;
  * topic id and at most {@code maxFrameBytes} after the envelope; control messages are exactly
  * {@link Wire#CONTROL_MESSAGE_BYTES} long, AUTH exactly {@link Wire#AUTH_BYTES}; INIT grants 1..{@code maxCredits}
  * credits and a frame size at least ours; CREDIT returns 0..{@code maxCredits} (0: a no-op whose signalled completion
- * releases unsignalled data sends); SUB/UNSUB name a non-zero topic id.
+ * releases unsignalled data sends); SUB/UNSUB name a non-zero topic id; RESUME is exactly {@link Wire#RESUME_BYTES}
+ * long with a non-zero topic id, reserved bytes 12..15 zero and a next sequence &gt;= 0; RESUME_FAILED is exactly
+ * {@link Wire#RESUME_FAILED_BYTES} long with a non-zero topic id, retention frames &gt;= 1, next sequence &gt;= 0 and
+ * oldest sequence &gt;= -1.
  */
 final class ControlMessages {
     /** Too short for the envelope (or, for control messages, for {@link Wire#CONTROL_MESSAGE_BYTES}). */
@@ -30,6 +33,8 @@ final class ControlMessages {
     static final int ERR_CREDITS = -5;
     /** INIT announcing a smaller frame than ours: a configuration mismatch, not corruption. */
     static final int ERR_PEER_FRAME = -6;
+    /** RESUME/RESUME_FAILED with a negative sequence, retention frames below 1, or reserved bytes set. */
+    static final int ERR_SEQUENCE = -7;
 
     private ControlMessages() {
     }
@@ -40,7 +45,7 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#AUTH}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#RESUME_FAILED}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
@@ -56,6 +61,9 @@ final class ControlMessages {
         }
         if (type == Wire.UD_INFO) {
             return length < Wire.CONTROL_MESSAGE_BYTES ? ERR_TRUNCATED : length > Wire.CONTROL_MESSAGE_BYTES ? ERR_TOO_LONG : Wire.UD_INFO;
+        }
+        if (type == Wire.RESUME || type == Wire.RESUME_FAILED) {
+            return classifyResume(buffer, offset, length, type, arg);
         }
         if (type < Wire.INIT || type > Wire.AUTH) {
             return ERR_TYPE;
@@ -81,6 +89,28 @@ final class ControlMessages {
         };
     }
 
+    private static int classifyResume(final DirectBuffer buffer, final int offset, final int length, final int type, final int arg) {
+        final int expectedLength = type == Wire.RESUME ? Wire.RESUME_BYTES : Wire.RESUME_FAILED_BYTES;
+        if (length < expectedLength) {
+            return ERR_TRUNCATED;
+        }
+        if (length > expectedLength) {
+            return ERR_TOO_LONG;
+        }
+        if (arg == 0) {
+            return ERR_TOPIC;
+        }
+        final int arg3 = buffer.getInt(offset + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        final long next = buffer.getLong(offset + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        if (next < 0) {
+            return ERR_SEQUENCE;
+        }
+        if (type == Wire.RESUME) {
+            return arg3 != 0 ? ERR_SEQUENCE : Wire.RESUME;
+        }
+        return arg3 < 1 || buffer.getLong(offset + Wire.OLDEST_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN) < -1 ? ERR_SEQUENCE : Wire.RESUME_FAILED;
+    }
+
     /**
      * @param code a {@link #classify} result
      * @return a short description for logs and counters
@@ -95,6 +125,9 @@ final class ControlMessages {
             case Wire.BYE -> "bye";
             case Wire.AUTH -> "auth";
             case Wire.UD_INFO -> "ud-info";
+            case Wire.RESUME -> "resume";
+            case Wire.RESUME_FAILED -> "resume-failed";
+            case ERR_SEQUENCE -> "resume sequence, retention frames or reserved bytes out of range";
             case ERR_TRUNCATED -> "truncated message";
             case ERR_TYPE -> "unknown message type or reserved bytes set";
             case ERR_TOPIC -> "topic id 0";

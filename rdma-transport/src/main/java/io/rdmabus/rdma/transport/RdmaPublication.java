@@ -1,6 +1,7 @@
 package io.rdmabus.rdma.transport;
 
 import io.rdmabus.Delivery;
+import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.rdma.verbs.SendRequest;
 import io.rdmabus.spi.FrameClaim;
@@ -25,6 +26,15 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>RELIABLE: every subscriber needs a credit, otherwise {@link TransportStatus#BACK_PRESSURED} (the slowest
  * subscriber holds the publisher back). BEST_EFFORT: subscribers without a credit are skipped (the frame is dropped
  * for them and counted); BACK_PRESSURED only if no subscriber has a credit.
+ *
+ * <p>Retention (RELIABLE): the slot ring is {@code rdma.retention.frames} long and slots are reused in order, so the
+ * last that many committed frames stay in registered memory (no copy). The k-th commit lives in slot {@code k % slots};
+ * per slot the frame's bus sequence and length are recorded. A subscriber that reconnects asks (RESUME) for the frames
+ * from its next sequence on; the poller re-posts them on that connection only ({@link #replay}). While a replay is
+ * pending the publication claims nothing ({@code BACK_PRESSURED}), so no new frame overtakes a replayed one and no slot
+ * being replayed is overwritten. The handshake between the publisher thread and the poller is two volatiles:
+ * {@code tryClaim} sets {@code inClaim} then reads {@code replaying}; the poller raises {@code replaying} then waits until
+ * it reads {@code inClaim} false, after which the ring is stable until the replay ends.
  */
 final class RdmaPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
@@ -40,6 +50,21 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private final MemoryRegion mr;
     private final UnsafeBuffer view;
     private final SendRequest request = new SendRequest();
+    /** The poller's own request for replays (the publisher thread owns {@link #request}). */
+    private final SendRequest replayRequest = new SendRequest();
+    /** Per slot: the bus sequence of the frame committed in it (RELIABLE retention). */
+    private final long[] slotSequence;
+    /** Per slot: the committed frame's length (bus header included). */
+    private final int[] slotLength;
+    /** Frames committed so far; commit k is in slot k % slots. Written by the publisher, read by the poller after {@link #inClaim}. */
+    private long committed;
+    /** The bus session id of this publication's frames (from the first committed frame's header); set once. */
+    private volatile int sessionId;
+    private volatile boolean sessionKnown;
+    /** Publisher thread between a successful claim and its commit/abort (see the class comment). */
+    private volatile boolean inClaim;
+    /** Replays in progress or pending on this publication (written by the poller only). */
+    private volatile int replaying;
     /** Per slot: sends posted from it whose completion the poller has not seen yet (0 = free). */
     final AtomicIntegerArray refs;
     private final Connection[] targets;
@@ -52,6 +77,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     /** Diagnostics (publisher thread): claims refused for want of a free send slot / of a credit. */
     long noSlot;
     long noCredit;
+    /** Diagnostics (publisher thread): claims refused while a reconnected subscriber was being replayed. */
+    long replayWaits;
 
     RdmaPublication(final RdmaTransport transport, final int poolIndex, final TopicDescriptor topic, final TopicRoute route,
                     final MemoryRegion mr, final int maxFrame, final int slotBytes, final int slots) {
@@ -67,6 +94,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
         this.refs = new AtomicIntegerArray(slots);
         this.targets = new Connection[64];
+        this.slotSequence = new long[slots];
+        this.slotLength = new int[slots];
     }
 
     @Override
@@ -80,6 +109,21 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         if (claimed) {
             abort();
         }
+        inClaim = true;
+        if (replaying != 0) {
+            // a reconnected subscriber is being replayed its missed frames first: nothing new may overtake them
+            inClaim = false;
+            replayWaits++;
+            return TransportStatus.BACK_PRESSURED;
+        }
+        final int status = claimSlotAndCredits(frameLength);
+        if (status != TransportStatus.OK) {
+            inClaim = false;
+        }
+        return status;
+    }
+
+    private int claimSlotAndCredits(final int frameLength) {
         final Connection[] subs = route.subscribers();
         int live = 0;
         for (Connection c : subs) {
@@ -147,19 +191,32 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         final int base = slot * slotBytes;
         view.putInt(base + Wire.TYPE_OFFSET, Wire.DATA, ByteOrder.LITTLE_ENDIAN);
         view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
+        if (reliable && claimLength >= FrameHeader.LENGTH) {
+            final int frame = base + Wire.ENVELOPE_BYTES;
+            slotSequence[slot] = FrameHeader.sequence(view, frame);
+            if (!sessionKnown) {
+                sessionId = FrameHeader.sessionId(view, frame);
+                sessionKnown = true;
+            }
+        } else {
+            slotSequence[slot] = -1;
+        }
+        slotLength[slot] = claimLength;
+        committed++;
         refs.set(slot, targetCount);
         cursor = slot + 1 == slots ? 0 : slot + 1;
         for (int i = 0; i < targetCount; i++) {
             final Connection c = targets[i];
             targets[i] = null;
-            if (!post(c, slot, base)) {
+            if (!post(c, slot, base, claimLength, request)) {
                 refs.decrementAndGet(slot);
                 transport.connectionBroken(c);
             }
         }
+        inClaim = false;
     }
 
-    private boolean post(final Connection c, final int slot, final int base) {
+    private boolean post(final Connection c, final int slot, final int base, final int frameLength, final SendRequest request) {
         c.posters.incrementAndGet();
         try {
             synchronized (c.postLock) {
@@ -171,8 +228,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                     return false;
                 }
                 final boolean signaled = c.signalNext();
-                request.prepareSend(RdmaTransport.dataWrId(c.id, seq), mr, base, Wire.ENVELOPE_BYTES + claimLength, signaled);
-                if (Wire.ENVELOPE_BYTES + claimLength <= c.maxInlineBytes) {
+                request.prepareSend(RdmaTransport.dataWrId(c.id, seq), mr, base, Wire.ENVELOPE_BYTES + frameLength, signaled);
+                if (Wire.ENVELOPE_BYTES + frameLength <= c.maxInlineBytes) {
                     request.inline();
                 }
                 if (c.qp.postSend(request) != 0) {
@@ -196,6 +253,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             claimed = false;
             giveBackCredits();
         }
+        inClaim = false;
     }
 
     private void giveBackCredits() {
@@ -226,6 +284,78 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         return droppedNoCredit;
     }
 
+    // ------------------------------------------------------------------------------------------------ retention (poller)
+
+    /** @return true for a RELIABLE publication: it retains its last {@code slots} frames for resume */
+    boolean retains() {
+        return reliable;
+    }
+
+    /** @return the topic id */
+    int topicId() {
+        return topic.topicId();
+    }
+
+    /** @return frames retained (the ring length, {@code rdma.retention.frames}) */
+    int retentionFrames() {
+        return slots;
+    }
+
+    /** @return whether this publication has committed a frame of bus session {@code session} (poller, replay stable) */
+    boolean ownsSession(final int session) {
+        return sessionKnown && sessionId == session;
+    }
+
+    /** The poller starts a replay: from now on claims are refused until {@link #endReplay}. */
+    void beginReplay() {
+        replaying = replaying + 1; // single writer (the poller)
+    }
+
+    /** The poller finished (or abandoned) a replay. */
+    void endReplay() {
+        replaying = replaying - 1;
+    }
+
+    /** @return true while the publisher thread is between a claim and its commit/abort: the ring is not stable yet */
+    boolean claimInProgress() {
+        return inClaim;
+    }
+
+    /** @return the first commit index still retained (only after {@link #claimInProgress} read false during a replay) */
+    long oldestRetainedCommit() {
+        return Math.max(0, committed - slots);
+    }
+
+    /** @return commits so far (the index the next commit gets) */
+    long commits() {
+        return committed;
+    }
+
+    /** @return the bus sequence of retained commit {@code k} */
+    long sequenceOfCommit(final long k) {
+        return slotSequence[(int) (k % slots)];
+    }
+
+    /**
+     * Re-posts retained commit {@code k} on {@code c} only (poller; the caller took a credit of {@code c}).
+     *
+     * @return false if the post failed (the connection is broken)
+     */
+    boolean replay(final Connection c, final long k) {
+        final int slot = (int) (k % slots);
+        refs.incrementAndGet(slot);
+        if (!post(c, slot, slot * slotBytes, slotLength[slot], replayRequest)) {
+            refs.decrementAndGet(slot);
+            return false;
+        }
+        return true;
+    }
+
+    /** @return true once {@link #close} started: replays stop */
+    boolean isClosing() {
+        return closed;
+    }
+
     /** Completion of one send from {@code slot} (poller thread). */
     void onSendComplete(final int slot) {
         if (slot >= 0 && slot < slots) {
@@ -245,11 +375,12 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         closed = true;
         // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered.
         final long deadline = System.nanoTime() + LINGER_NS;
-        while (busySlots() > 0 && System.nanoTime() < deadline && transport.pollerRunning()) {
+        while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && transport.pollerRunning()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         transport.removePublication(this);
         request.close();
+        replayRequest.close();
         mr.close();
     }
 

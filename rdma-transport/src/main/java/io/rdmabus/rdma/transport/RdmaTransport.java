@@ -1,6 +1,8 @@
 package io.rdmabus.rdma.transport;
 
+import io.rdmabus.Delivery;
 import io.rdmabus.TransportException;
+import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.rdma.verbs.Access;
 import io.rdmabus.rdma.verbs.CmEventChannel;
 import io.rdmabus.rdma.verbs.CmId;
@@ -14,6 +16,7 @@ import io.rdmabus.rdma.verbs.QueuePairSpec;
 import io.rdmabus.rdma.verbs.VerbsContext;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
+import io.rdmabus.spi.RetentionExceededException;
 import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.Transport;
@@ -27,7 +30,10 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -38,6 +44,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -144,6 +152,31 @@ public final class RdmaTransport implements Transport {
      */
     public long refusedPeers() {
         return refusedPeers.get();
+    }
+
+    /**
+     * For {@link io.rdmabus.BusStats#transportCounters()}: {@code malformedMessages} and {@code refusedPeers} (above),
+     * and with the UD path ({@code rdma.ud.mode} unicast or multicast) its datagram counters: {@code udDelivered},
+     * {@code udMalformed} (too short or long, not a DATA envelope), {@code udUnknownTopic} (no local subscription),
+     * {@code udOwnLoopback} (this node's own multicast), {@code udSinkDropped}, {@code udReceiveErrors} (failed
+     * receive completions) and {@code udForeignPeers} (subscribers announcing another {@code rdma.domain}).
+     */
+    @Override
+    public Map<String, Long> counters() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        out.put("malformedMessages", malformedMessages());
+        out.put("refusedPeers", refusedPeers());
+        UdEndpoint u = ud;
+        if (u != null) {
+            out.put("udDelivered", u.delivered());
+            out.put("udMalformed", u.malformed());
+            out.put("udUnknownTopic", u.unknownTopic());
+            out.put("udOwnLoopback", u.ownLoopback());
+            out.put("udSinkDropped", u.sinkDropped());
+            out.put("udReceiveErrors", u.receiveErrors());
+            out.put("udForeignPeers", u.foreignPeers());
+        }
+        return Collections.unmodifiableMap(out);
     }
 
     /** @return live RC connections (established, not failed), for tests */
@@ -271,7 +304,9 @@ public final class RdmaTransport implements Transport {
             return ud.addPublication(topic, route(topic.topicId())); // UD path
         }
         int maxFrame = capabilities().maxFrameLength(topic.delivery());
-        MemoryRegion mr = pd.registerMemory((long) config.slotBytes() * config.sendBuffers(), Access.NONE);
+        // RELIABLE: the slot ring is the retention window (rdma.retention.frames >= rdma.send.buffers), kept for resume
+        int slots = topic.delivery() == Delivery.RELIABLE ? config.retentionFrames() : config.sendBuffers();
+        MemoryRegion mr = pd.registerMemory((long) config.slotBytes() * slots, Access.NONE);
         int index = -1;
         for (int i = 0; i < TABLE && index < 0; i++) {
             int candidate = nextPool.getAndIncrement() & (TABLE - 1);
@@ -283,8 +318,7 @@ public final class RdmaTransport implements Transport {
             mr.close();
             throw new TransportException("Too many rdma publications open (" + TABLE + ")");
         }
-        RdmaPublication pub = new RdmaPublication(this, index, topic, route(topic.topicId()), mr, maxFrame, config.slotBytes(),
-                config.sendBuffers());
+        RdmaPublication pub = new RdmaPublication(this, index, topic, route(topic.topicId()), mr, maxFrame, config.slotBytes(), slots);
         pools.set(index, pub);
         synchronized (publications) {
             publications.add(pub);
@@ -372,6 +406,51 @@ public final class RdmaTransport implements Transport {
     long[] pollerStats() {
         Poller p = poller();
         return new long[] {p.dutyCycles, p.idleCycles, p.completions, p.dataReceives, p.controlSends, p.creditSends, p.sleeps};
+    }
+
+    /**
+     * Resume counters (read racily, for tests and harnesses): RESUME requests sent (subscriber side), resumes served
+     * and frames replayed (publisher side), RESUME_FAILED sent (publisher side) and received (subscriber side).
+     */
+    long[] resumeStats() {
+        Poller p = poller();
+        return new long[] {p.resumesRequested, p.resumesServed, p.framesReplayed, p.resumesRefused, p.resumeFailuresReceived};
+    }
+
+    /**
+     * Test hook: breaks every RC connection of this transport as a network fault would ({@code rdma_disconnect} on the
+     * cm thread: our QP goes to the error state, posted work flushes, the peer gets DISCONNECTED). Seeds redial.
+     *
+     * @return connections broken
+     */
+    int breakConnectionsForTest() {
+        AtomicInteger broken = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(1);
+        cmCommands.offer(() -> {
+            try {
+                for (int i = 0; i < TABLE; i++) {
+                    Connection c = connections.get(i);
+                    if (c != null && c.established && !c.closed && !c.destroyed) {
+                        try {
+                            c.cmId.disconnect();
+                            broken.incrementAndGet();
+                        } catch (RuntimeException ignored) {
+                            // already going away
+                        }
+                    }
+                }
+            } finally {
+                done.countDown();
+            }
+        });
+        try {
+            if (!done.await(COMMAND_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                throw new TransportException("the rdma cm agent did not run the test hook within " + COMMAND_WAIT_MS + " ms");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return broken.get();
     }
 
     private Poller poller() {
@@ -594,6 +673,15 @@ public final class RdmaTransport implements Transport {
         long controlSends;
         long creditSends;
         long sleeps;
+        long resumesRequested;
+        long resumesServed;
+        long framesReplayed;
+        long resumesRefused;
+        long resumeFailuresReceived;
+        /** Subscriber side: resume state of connections lost, by the peer's node id, until it expires. */
+        private final Long2ObjectHashMap<ResumeState> resumeByNode = new Long2ObjectHashMap<>();
+        /** Publisher side: replays of retained frames to reconnected subscribers, in progress. */
+        private final List<Replay> replays = new ArrayList<>();
         /** The last sleep on the completion channel ran out without an event: nothing arrived for a while. */
         private boolean quiet;
         private int emptyPolls;
@@ -625,6 +713,9 @@ public final class RdmaTransport implements Transport {
             work += n;
             if (ud != null) {
                 work += ud.onPollerDuty(); // UD path
+            }
+            for (int i = replays.size() - 1; i >= 0; i--) {
+                work += stepReplay(replays.get(i));
             }
             // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
             // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
@@ -660,6 +751,14 @@ public final class RdmaTransport implements Transport {
             }
             for (int i = 0; i < active.size(); i++) {
                 if (active.get(i).heldSize > 0) {
+                    LockSupport.parkNanos(100_000);
+                    return 0;
+                }
+            }
+            for (int i = 0; i < replays.size(); i++) {
+                if (!replays.get(i).armed) {
+                    // a replay waits for the publisher thread's commit (no completion will wake us for that): look again soon;
+                    // an armed replay waiting for credits sleeps like any sender, the peer's CREDIT is a completion
                     LockSupport.parkNanos(100_000);
                     return 0;
                 }
@@ -766,8 +865,23 @@ public final class RdmaTransport implements Transport {
                     c.ready = true;
                 }
                 case Wire.CREDIT -> c.credits.addAndGet(arg);
-                case Wire.SUB -> route(arg).add(c);
-                case Wire.UNSUB -> route(arg).remove(c);
+                case Wire.SUB -> {
+                    if (replayPending(c, arg)) {
+                        c.deferredSubs.add(arg); // new frames only after the replay (stepReplay adds the route)
+                    } else {
+                        route(arg).add(c);
+                    }
+                }
+                case Wire.UNSUB -> {
+                    c.deferredSubs.remove(arg);
+                    route(arg).remove(c);
+                }
+                case Wire.RESUME -> onResume(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                        c.recvView.getLong(base + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN));
+                case Wire.RESUME_FAILED -> onResumeFailed(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                        c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                        c.recvView.getLong(base + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                        c.recvView.getLong(base + Wire.OLDEST_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN));
                 case Wire.BYE -> {
                     fail(c, null);
                     return;
@@ -847,6 +961,9 @@ public final class RdmaTransport implements Transport {
                             return delivered;
                         }
                     }
+                    if (subs.length > 0 && subs[0].topic.delivery() == Delivery.RELIABLE) {
+                        recordConsumed(c, topicId, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES);
+                    }
                 }
                 c.headSinkIndex = 0;
                 c.heldHead = (c.heldHead + 1) % c.recvSlots;
@@ -887,7 +1004,9 @@ public final class RdmaTransport implements Transport {
             }
             long[] m;
             while ((m = c.pendingControl.peek()) != null) {
-                if (!sendControl(c, (int) m[0], (int) m[1], m.length > 2 ? (int) m[2] : 0, m.length > 3 ? (int) m[3] : 0)) {
+                boolean ok = m[0] == Wire.RESUME || m[0] == Wire.RESUME_FAILED ? sendResumeMessage(c, m)
+                        : sendControl(c, (int) m[0], (int) m[1], m.length > 2 ? (int) m[2] : 0, m.length > 3 ? (int) m[3] : 0);
+                if (!ok) {
                     return sent;
                 }
                 c.pendingControl.poll();
@@ -911,6 +1030,24 @@ public final class RdmaTransport implements Transport {
                 }
             }
             return sent;
+        }
+
+        /** RESUME (24 bytes) or RESUME_FAILED (32 bytes) from a pending entry {type, topic, session, arg3, next[, oldest]}. */
+        private boolean sendResumeMessage(final Connection c, final long[] m) {
+            int slot = freeControlSlot(c);
+            if (slot < 0) {
+                return false;
+            }
+            int base = slot * Wire.CONTROL_BYTES;
+            c.ctrlView.putInt(base + Wire.TYPE_OFFSET, (int) m[0], ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG_OFFSET, (int) m[1], ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG2_OFFSET, (int) m[2], ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putInt(base + Wire.ARG3_OFFSET, (int) m[3], ByteOrder.LITTLE_ENDIAN);
+            c.ctrlView.putLong(base + Wire.NEXT_SEQUENCE_OFFSET, m[4], ByteOrder.LITTLE_ENDIAN);
+            if (m[0] == Wire.RESUME_FAILED) {
+                c.ctrlView.putLong(base + Wire.OLDEST_SEQUENCE_OFFSET, m[5], ByteOrder.LITTLE_ENDIAN);
+            }
+            return postControl(c, slot, m[0] == Wire.RESUME ? Wire.RESUME_BYTES : Wire.RESUME_FAILED_BYTES);
         }
 
         private boolean sendAuth(final Connection c) {
@@ -1005,6 +1142,7 @@ public final class RdmaTransport implements Transport {
             if (ud != null) {
                 c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
             }
+            requestResume(c); // RESUME before the SUB of its topic: the publisher replays before it routes new frames
             for (int topicId : local.keySet()) {
                 c.pendingControl.add(new long[] {Wire.SUB, topicId});
             }
@@ -1042,6 +1180,10 @@ public final class RdmaTransport implements Transport {
                 local.remove(topicId);
                 for (Connection c : active) {
                     c.pendingControl.add(new long[] {Wire.UNSUB, topicId});
+                    forgetTopic(c.consumed, topicId); // a later subscription starts afresh, it does not resume this one
+                }
+                for (ResumeState st : resumeByNode.values()) {
+                    forgetTopic(st.next, topicId);
                 }
             } else {
                 local.put(topicId, keep.toArray(new RdmaSubscription[0]));
@@ -1056,6 +1198,10 @@ public final class RdmaTransport implements Transport {
             c.closed = true;
             active.remove(c);
             c.heldSize = 0;
+            if (c.peerNodeId != 0 && !c.consumed.isEmpty() && !closed) {
+                // held frames are dropped with the connection; consumed says where a reconnect resumes
+                resumeByNode.put(c.peerNodeId, new ResumeState(c.consumed, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.retentionResumeMs())));
+            }
             for (TopicRoute r : routes.values()) {
                 r.remove(c);
             }
@@ -1067,6 +1213,164 @@ public final class RdmaTransport implements Transport {
             }
             if (!closed) {
                 cmCommands.offer(() -> destroy(c));
+            }
+        }
+
+        // ------------------------------------------------------------------------------------------ retention and resume
+
+        /** Subscriber: {@code c}'s sinks all took a RELIABLE frame; remember where its session resumes. No allocation. */
+        private void recordConsumed(final Connection c, final int topicId, final int frame, final int frameLength) {
+            if (frameLength < FrameHeader.LENGTH || FrameHeader.validate(c.recvView, frame, frameLength, config.maxFrameBytes()) != FrameHeader.VALID) {
+                return;
+            }
+            c.consumed.put(resumeKey(topicId, FrameHeader.sessionId(c.recvView, frame)), FrameHeader.sequence(c.recvView, frame) + 1);
+        }
+
+        /** Subscriber: a new connection to a node we lost within rdma.retention.resume.ms asks to resume every RELIABLE stream. */
+        private void requestResume(final Connection c) {
+            long now = System.nanoTime();
+            resumeByNode.values().removeIf(st -> now - st.expiresAtNs > 0);
+            ResumeState st = c.peerNodeId == 0 ? null : resumeByNode.remove(c.peerNodeId);
+            if (st == null) {
+                return;
+            }
+            c.consumed = st.next; // a second break before the replay ends still knows where to resume
+            List<Long> stale = new ArrayList<>();
+            Long2LongHashMap.EntryIterator it = st.next.entrySet().iterator();
+            while (it.hasNext()) {
+                it.next();
+                long key = it.getLongKey();
+                int topicId = (int) (key >>> 32);
+                RdmaSubscription[] subs = local.get(topicId);
+                if (subs == null || subs.length == 0 || subs[0].topic.delivery() != Delivery.RELIABLE) {
+                    stale.add(key);
+                    continue;
+                }
+                c.pendingControl.add(new long[] {Wire.RESUME, topicId, (int) key, 0, it.getLongValue()});
+                resumesRequested++;
+            }
+            for (long key : stale) {
+                st.next.remove(key);
+            }
+        }
+
+        /** Publisher: a reconnected subscriber asks for session {@code session} of {@code topicId} from {@code next} on. */
+        private void onResume(final Connection c, final int topicId, final int session, final long next) {
+            RdmaPublication pub = null;
+            synchronized (publications) {
+                for (RdmaPublication p : publications) {
+                    if (p.retains() && p.topicId() == topicId && p.ownsSession(session) && !p.isClosing()) {
+                        pub = p;
+                        break;
+                    }
+                }
+            }
+            if (pub == null) {
+                refuseResume(c, topicId, session, next, -1);
+                return;
+            }
+            pub.beginReplay(); // from here the publication claims nothing new; stepReplay waits for a claim in progress
+            replays.add(new Replay(pub, c, topicId, session, next));
+        }
+
+        private void refuseResume(final Connection c, final int topicId, final int session, final long next, final long oldest) {
+            resumesRefused++;
+            c.pendingControl.add(new long[] {Wire.RESUME_FAILED, topicId, session, config.retentionFrames(), next, oldest});
+            flushControl(c, false); // before any new frame of the topic reaches the subscriber
+        }
+
+        /** @return whether a replay for {@code topicId} to {@code c} is pending */
+        private boolean replayPending(final Connection c, final int topicId) {
+            for (int i = 0; i < replays.size(); i++) {
+                Replay r = replays.get(i);
+                if (r.c == c && r.topicId == topicId) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /**
+         * Publisher: advances one replay. Arms it once the publisher is not between claim and commit (the ring is
+         * stable from then on), checks the window, then re-posts retained frames from {@code next} on, each under a
+         * credit of the subscriber's connection; without a credit it waits for the next CREDIT.
+         *
+         * @return work done
+         */
+        private int stepReplay(final Replay r) {
+            if (r.c.closed || r.pub.isClosing()) {
+                return finishReplay(r);
+            }
+            if (!r.armed) {
+                if (r.pub.claimInProgress()) {
+                    return 0;
+                }
+                long oldest = r.pub.oldestRetainedCommit();
+                long end = r.pub.commits();
+                if (oldest > 0 && r.pub.sequenceOfCommit(oldest) > r.next) {
+                    // frames next .. oldest-1 were overwritten: the subscriber must learn it, not get a silent gap
+                    refuseResume(r.c, r.topicId, r.session, r.next, r.pub.sequenceOfCommit(oldest));
+                    return finishReplay(r) + 1;
+                }
+                long k = oldest;
+                while (k < end && r.pub.sequenceOfCommit(k) < r.next) {
+                    k++;
+                }
+                r.k = k;
+                r.end = end;
+                r.armed = true;
+                resumesServed++;
+            }
+            int posted = 0;
+            while (r.k < r.end) {
+                if (!r.c.live()) {
+                    return finishReplay(r) + posted;
+                }
+                if (!r.c.tryTakeCredit()) {
+                    return posted;
+                }
+                if (!r.pub.replay(r.c, r.k)) {
+                    r.c.credits.incrementAndGet();
+                    fail(r.c, null);
+                    return finishReplay(r) + posted;
+                }
+                r.k++;
+                posted++;
+                framesReplayed++;
+            }
+            return finishReplay(r) + posted;
+        }
+
+        private int finishReplay(final Replay r) {
+            replays.remove(r);
+            r.pub.endReplay();
+            if (!r.c.closed && !replayPending(r.c, r.topicId) && r.c.deferredSubs.remove(r.topicId)) {
+                route(r.topicId).add(r.c);
+            }
+            return 1;
+        }
+
+        /** Subscriber: the publisher cannot resume a stream: fail the topic's local sinks with a typed error. */
+        private void onResumeFailed(final Connection c, final int topicId, final int session, final int retentionFrames, final long next,
+                                    final long oldest) {
+            resumeFailuresReceived++;
+            c.consumed.remove(resumeKey(topicId, session));
+            RdmaSubscription[] subs = local.get(topicId);
+            if (subs == null) {
+                return;
+            }
+            String topicName = subs[0].topic.name();
+            String why = oldest < 0
+                    ? "the publisher no longer has that session (its publication was closed)"
+                    : "the publisher retains sequences from " + oldest + " on (" + RdmaTransportConfig.RETENTION_FRAMES + "=" + retentionFrames
+                    + " on the publisher), so " + (oldest - next) + " frames (" + next + ".." + (oldest - 1) + ") are lost";
+            String message = "topic " + topicName + ": cannot resume publisher session " + session + " of " + c.peer + " at sequence " + next
+                    + " after a reconnect: " + why + "; raise " + RdmaTransportConfig.RETENTION_FRAMES + " on the publisher for longer outages"
+                    + " or slower subscribers, then subscribe again";
+            for (RdmaSubscription s : subs) {
+                if (!s.closed) {
+                    s.sink.onTransportError(new RetentionExceededException(message, session, next, oldest));
+                }
             }
         }
 
@@ -1089,6 +1393,45 @@ public final class RdmaTransport implements Transport {
         @Override
         public String roleName() {
             return roleName;
+        }
+    }
+
+    /** @return the resume-state key of a RELIABLE stream: topic id in the high half, the publisher's session id in the low */
+    static long resumeKey(final int topicId, final int sessionId) {
+        return ((long) topicId << 32) | (sessionId & 0xFFFF_FFFFL);
+    }
+
+    private static void forgetTopic(final Long2LongHashMap m, final int topicId) {
+        Long2LongHashMap.KeyIterator it = m.keySet().iterator();
+        while (it.hasNext()) {
+            if ((int) (it.nextValue() >>> 32) == topicId) {
+                it.remove();
+            }
+        }
+    }
+
+    /** Subscriber side: where each RELIABLE stream of a lost peer resumes, and until when it is kept. */
+    private record ResumeState(Long2LongHashMap next, long expiresAtNs) {
+    }
+
+    /** Publisher side: one reconnected subscriber's replay of one session (poller). */
+    private static final class Replay {
+        final RdmaPublication pub;
+        final Connection c;
+        final int topicId;
+        final int session;
+        final long next;
+        boolean armed;
+        /** Next commit index to re-post, and the end (exclusive), once armed. */
+        long k;
+        long end;
+
+        Replay(final RdmaPublication pub, final Connection c, final int topicId, final int session, final long next) {
+            this.pub = pub;
+            this.c = c;
+            this.topicId = topicId;
+            this.session = session;
+            this.next = next;
         }
     }
 
@@ -1120,6 +1463,7 @@ public final class RdmaTransport implements Transport {
                 cmd.run();
                 work++;
             }
+            work += noticeDisconnects();
             CmId.Request request;
             try {
                 request = listener.awaitConnectRequest(CM_WAIT_MS); // sleeps in poll(2): connects are rare, not worth a spin
@@ -1150,6 +1494,22 @@ public final class RdmaTransport implements Transport {
                 }
             }
             return work;
+        }
+
+        /**
+         * A peer that disconnected (its rdma_disconnect, or its QP failed) while we send nothing would otherwise stay
+         * "live" here until a send fails, and its reconnect would be rejected as a duplicate: hand it to the poller.
+         */
+        private int noticeDisconnects() {
+            int n = 0;
+            for (Connection c : byNode.values()) {
+                if (!c.closed && !c.destroyed && c.established && c.cmId.takeDisconnected()) {
+                    Connection gone = c;
+                    pollerCommands.offer(() -> poller().fail(gone, null));
+                    n++;
+                }
+            }
+            return n;
         }
 
         /** @return the live connection to the node with id {@code peerNodeId}, or null (cm thread) */

@@ -20,12 +20,15 @@ import java.util.TreeSet;
  * @param sendBuffers         registered send slots per publication
  * @param udPayloadBytes      largest datagram payload (path MTU) that bounds best-effort frames
  * @param connectTimeoutMs    bound on one rdma_cm connect/accept attempt
+ * @param retentionFrames     frames each RELIABLE publication retains for a reconnecting subscriber to resume from
+ *                            (its send-slot ring is this long; at least {@code sendBuffers})
+ * @param retentionResumeMs   how long a subscriber keeps its resume state after a connection is lost
  * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
  * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
-                                  AuthConfig auth, UdConfig ud) {
+                                  int retentionFrames, long retentionResumeMs, AuthConfig auth, UdConfig ud) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */
@@ -46,6 +49,14 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
     public static final String UD_PAYLOAD_BYTES = "rdma.ud.payload.bytes";
     /** Bound on one connect or accept, milliseconds (default 3000). */
     public static final String CONNECT_TIMEOUT_MS = "rdma.connect.timeout.ms";
+    /** Frames each RELIABLE publication retains for resume after a reconnect (default 1024, at least {@link #SEND_BUFFERS}). */
+    public static final String RETENTION_FRAMES = "rdma.retention.frames";
+    /** How long a subscriber keeps its resume state after a connection is lost, milliseconds (default 30000). */
+    public static final String RETENTION_RESUME_MS = "rdma.retention.resume.ms";
+    /** The largest {@link #RETENTION_FRAMES}: a send slot index is 16 bits in a work request id. */
+    static final int MAX_RETENTION_FRAMES = 65536;
+    /** Bound on one publication's retention ring (registered memory), bytes. */
+    static final long MAX_RETENTION_BYTES = 1L << 30;
 
     /** Control receive buffers reserved per connection, outside the data credit window. */
     static final int CONTROL_SLOTS = 16;
@@ -69,6 +80,15 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         check(udPayloadBytes >= 256 && udPayloadBytes <= 4096, UD_PAYLOAD_BYTES, String.valueOf(udPayloadBytes), "256..4096");
         check(connectTimeoutMs >= 100 && connectTimeoutMs <= 60_000, CONNECT_TIMEOUT_MS, String.valueOf(connectTimeoutMs),
                 "100..60000");
+        check(retentionFrames >= sendBuffers && retentionFrames <= MAX_RETENTION_FRAMES, RETENTION_FRAMES, String.valueOf(retentionFrames),
+                SEND_BUFFERS + " (" + sendBuffers + ").." + MAX_RETENTION_FRAMES);
+        long ringBytes = (long) retentionFrames * (Wire.ENVELOPE_BYTES + maxFrameBytes);
+        if (ringBytes > MAX_RETENTION_BYTES) {
+            throw new BusConfigurationException("Bad value '" + retentionFrames + "' for " + RETENTION_FRAMES + ": " + retentionFrames + " frames of "
+                    + FRAME_BYTES + "=" + maxFrameBytes + " need " + ringBytes + " bytes of registered memory per RELIABLE publication, more than "
+                    + MAX_RETENTION_BYTES + ": lower " + RETENTION_FRAMES + " or " + FRAME_BYTES);
+        }
+        check(retentionResumeMs >= 0 && retentionResumeMs <= 3_600_000, RETENTION_RESUME_MS, String.valueOf(retentionResumeMs), "0..3600000");
     }
 
     /** @return the accepted property keys with their defaults ("" = detected) */
@@ -98,7 +118,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         return new RdmaTransportConfig(device, intOf(properties, PORT), bind, intOf(properties, CM_PORT_BASE),
                 intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
-                AuthConfig.parse(properties), UdConfig.parse(properties));
+                intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), AuthConfig.parse(properties), UdConfig.parse(properties));
     }
 
     /** @return the receive/send slot size: envelope plus the largest frame */
@@ -147,6 +167,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(SEND_BUFFERS, "128");
         m.put(UD_PAYLOAD_BYTES, "1024");
         m.put(CONNECT_TIMEOUT_MS, "3000");
+        m.put(RETENTION_FRAMES, "1024");
+        m.put(RETENTION_RESUME_MS, "30000");
         m.putAll(AuthConfig.defaults()); // bus secret keys
         m.putAll(UdConfig.defaults()); // UD path keys
         return java.util.Collections.unmodifiableMap(m);

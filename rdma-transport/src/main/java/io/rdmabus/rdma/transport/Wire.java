@@ -14,6 +14,12 @@ package io.rdmabus.rdma.transport;
  * 12  i32  reserved
  * </pre>
  *
+ * <p>RESUME (24 bytes, subscriber to publisher, before its SUB of the topic on a new connection): arg = topic id,
+ * arg2 = the publisher's session id, offset 12 reserved 0, offset 16 i64 = the next sequence the subscriber needs (&gt;= 0).
+ * RESUME_FAILED (32 bytes, publisher to subscriber): arg = topic id, arg2 = session id, offset 12 = the publisher's
+ * {@code rdma.retention.frames} (&gt;= 1), offset 16 i64 = the requested next sequence (&gt;= 0), offset 24 i64 = the oldest
+ * sequence it retains (-1: the session is gone).
+ *
  * <p>UD_INFO (the UD path): arg = the sender's UD QP number, arg2 = its IPv4 address (RoCEv2 GID {@code ::ffff:ip}),
  * offset 12 = the Q_Key its QP accepts. A UD datagram carries the same 8-byte envelope (DATA, topic id) in front of the
  * bus frame.
@@ -29,8 +35,16 @@ final class Wire {
     static final int TYPE_OFFSET = 0;
     static final int ARG_OFFSET = 4;
     static final int ARG2_OFFSET = 8;
-    /** UD_INFO: the Q_Key. */
+    /** UD_INFO: the Q_Key; RESUME_FAILED: the publisher's retention frames. */
     static final int ARG3_OFFSET = 12;
+    /** RESUME, RESUME_FAILED: the next sequence the subscriber needs. */
+    static final int NEXT_SEQUENCE_OFFSET = 16;
+    /** RESUME_FAILED: the oldest sequence the publisher retains (-1: session gone). */
+    static final int OLDEST_SEQUENCE_OFFSET = 24;
+    /** Length of a RESUME message. */
+    static final int RESUME_BYTES = 24;
+    /** Length of a RESUME_FAILED message. */
+    static final int RESUME_FAILED_BYTES = 32;
 
     /** A bus frame for the topic in {@code arg}; consumes one data credit. */
     static final int DATA = 1;
@@ -49,6 +63,13 @@ final class Wire {
      * message when a secret is set. The acceptor sends and accepts nothing else (no INIT, no SUB) before it verified it.
      */
     static final int AUTH = 7;
+    /**
+     * Subscriber to publisher on a new connection to a node it was connected to before: resume session {@code arg2}
+     * of topic {@code arg} from the given sequence (replayed from the publisher's retention ring before new frames).
+     */
+    static final int RESUME = 8;
+    /** Publisher to subscriber: the requested sequence is no longer retained (or the session is gone). */
+    static final int RESUME_FAILED = 9;
     /** The sender's best-effort UD address (QP number, IPv4 address, Q_Key): send my BEST_EFFORT frames there. */
     static final int UD_INFO = 0x20;
 

@@ -12,7 +12,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -28,12 +27,19 @@ public final class CmEventChannel extends NativeResource {
     private final MemorySegment channel;
     private final int fd;
     private final List<CmEvent> pending = new ArrayList<>();
+    /** Scratch for poll(2), owned here so that an idle cm agent's bounded waits allocate nothing. */
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment pollFd;
+    private final MemorySegment pollErrno;
 
     /** Creates an event channel. */
     public CmEventChannel() {
         super("CmEventChannel");
         this.channel = Native.callPointer("rdma_create_event_channel", CREATE).reinterpret(rdma_event_channel.sizeof());
         this.fd = rdma_event_channel.fd(channel);
+        MemorySegment[] scratch = Native.pollScratch(arena);
+        this.pollFd = scratch[0];
+        this.pollErrno = scratch[1];
     }
 
     /**
@@ -45,19 +51,38 @@ public final class CmEventChannel extends NativeResource {
         checkOpen();
         long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
         while (true) {
-            for (Iterator<CmEvent> it = pending.iterator(); it.hasNext();) {
-                CmEvent e = it.next();
-                if (owner(e) == idAddress) {
-                    it.remove();
-                    return e;
+            for (int i = 0; i < pending.size(); i++) {
+                if (owner(pending.get(i)) == idAddress) {
+                    return pending.remove(i);
                 }
             }
             long leftMs = (deadlineNs - System.nanoTime()) / 1_000_000L;
-            if (leftMs <= 0 || !Native.pollReadable(fd, leftMs)) {
+            if (leftMs <= 0 || !Native.pollReadable(fd, leftMs, pollFd, pollErrno)) {
                 return null;
             }
             pending.add(readOne());
         }
+    }
+
+    /**
+     * Reads the events already queued (no wait) and takes a DISCONNECTED event for {@code idAddress} if one is pending.
+     *
+     * @return true if the id got DISCONNECTED
+     */
+    synchronized boolean takeDisconnected(long idAddress) {
+        checkOpen();
+        while (Native.pollReadable(fd, 0, pollFd, pollErrno)) {
+            pending.add(readOne());
+        }
+        boolean found = false;
+        for (int i = pending.size() - 1; i >= 0; i--) {
+            CmEvent e = pending.get(i);
+            if (e.idAddress() == idAddress && e.type() == CmEventType.DISCONNECTED) {
+                pending.remove(i);
+                found = true;
+            }
+        }
+        return found;
     }
 
     private static long owner(CmEvent e) {
@@ -114,6 +139,10 @@ public final class CmEventChannel extends NativeResource {
 
     @Override
     void release() {
-        RdmaCm.rdma_destroy_event_channel(channel);
+        try {
+            RdmaCm.rdma_destroy_event_channel(channel);
+        } finally {
+            arena.close();
+        }
     }
 }

@@ -213,6 +213,12 @@ public final class CmId extends NativeResource {
         }
     }
 
+    /** @return true if this id got DISCONNECTED (peer's rdma_disconnect, or ours); reads queued events without waiting */
+    public boolean takeDisconnected() {
+        checkOpen();
+        return channel.takeDisconnected(id.address());
+    }
+
     /** Joins a multicast group (after {@link #resolveAddress} bound the id; create the UD QP first); waits for MULTICAST_JOIN. */
     public UdPeer joinMulticast(InetAddress group, long timeoutMs) {
         checkOpen();

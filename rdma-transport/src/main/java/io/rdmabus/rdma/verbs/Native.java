@@ -80,17 +80,6 @@ final class Native {
         }
     }
 
-    /**
-     * Waits until {@code fd} is readable.
-     *
-     * @return true if readable, false on timeout
-     */
-    static boolean pollReadable(int fd, long timeoutMs) {
-        try (Arena arena = Arena.ofConfined()) {
-            return pollReadable(fd, timeoutMs, arena.allocate(8, 4), arena.allocate(CAPTURE));
-        }
-    }
-
     /** A pollfd-sized segment and an errno capture segment for {@link #pollReadable(int, long, MemorySegment, MemorySegment)}. */
     static MemorySegment[] pollScratch(Arena arena) {
         return new MemorySegment[] {arena.allocate(8, 4), arena.allocate(CAPTURE)};

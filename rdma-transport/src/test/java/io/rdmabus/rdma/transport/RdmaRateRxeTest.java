@@ -28,10 +28,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A rate harness below the bus (measures, asserts only correctness): one publisher transport sends rounds of small
- * reliable frames to one subscriber transport on the same rxe device and prints, per round, frames/s, the CPU time of
- * each transport thread and of the publisher, and the pollers' counters (duty cycles, idle cycles, completions,
- * control and credit messages) - so the time per frame can be split into CPU work and waiting.
+ * A rate harness below the bus (measures, asserts only correctness and allocation): one publisher transport sends
+ * rounds of small reliable frames to one subscriber transport on the same rxe device and prints, per round, frames/s,
+ * the CPU time of each transport thread and of the publisher, the pollers' counters (duty cycles, idle cycles,
+ * completions, control and credit messages) - so the time per frame can be split into CPU work and waiting - and the
+ * bytes each transport thread and the publisher allocated per frame. After the warm-up rounds of a spinning idle
+ * strategy (the pollers never sleep, so every duty cycle is data path) the publisher and both pollers must allocate
+ * less than one byte per frame: the data path allocates nothing per message. With {@code backoff} the pollers sleep on
+ * the completion channel between bursts, and what a sleep allocates is printed per sleep, not asserted.
  */
 @Tag("rxe")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -39,6 +43,8 @@ class RdmaRateRxeTest {
     private static final AtomicInteger PORTS = new AtomicInteger(19800);
     private static final int ROUNDS = 5;
     private static final int FRAMES = 3000;
+    /** Rounds before the allocation check: class loading, JIT compilation and lazily built state come first. */
+    private static final int WARM_UP_ROUNDS = 2;
 
     private static RdmaTransport start(final String name, final String idle, final List<String> seeds, final List<Throwable> errors) {
         Map<String, String> props = new HashMap<>();
@@ -82,6 +88,18 @@ class RdmaRateRxeTest {
         return out;
     }
 
+    /** @return bytes allocated so far by each thread of the rdma transports (pollers, cm agents), by thread name */
+    private static Map<String, Long> transportAllocatedBytes() {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        Map<String, Long> out = new HashMap<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("rdma-bus-rdma-")) {
+                out.put(t.getName(), mx.getThreadAllocatedBytes(t.threadId()));
+            }
+        }
+        return out;
+    }
+
     private static long processCpuNs() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
@@ -111,6 +129,9 @@ class RdmaRateRxeTest {
                 long[] sub0 = subT.pollerStats();
                 long noSlot0 = pub.noSlot;
                 long noCredit0 = pub.noCredit;
+                Map<String, Long> alloc0 = transportAllocatedBytes();
+                com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+                long pubAlloc0 = mx.getCurrentThreadAllocatedBytes();
                 long start = System.nanoTime();
                 long target = seq + FRAMES;
                 long deadline = start + TimeUnit.SECONDS.toNanos(60);
@@ -123,10 +144,12 @@ class RdmaRateRxeTest {
                         Thread.yield();
                     }
                 }
+                long pubAllocated = mx.getCurrentThreadAllocatedBytes() - pubAlloc0;
                 while (sink.next < seq && System.nanoTime() < deadline) {
                     Thread.yield();
                 }
                 long wallNs = System.nanoTime() - start;
+                Map<String, Long> alloc1 = transportAllocatedBytes();
                 Map<String, Long> cpu1 = threadCpuNs();
                 long[] pub1 = pubT.pollerStats();
                 long[] sub1 = subT.pollerStats();
@@ -143,9 +166,31 @@ class RdmaRateRxeTest {
                         + " sleeps %d wc %d data %d ctrl %d credit %d]", pub.noSlot - noSlot0, pub.noCredit - noCredit0, pub1[0] - pub0[0],
                         pub1[1] - pub0[1], pub1[6] - pub0[6], pub1[2] - pub0[2], pub1[4] - pub0[4], sub1[0] - sub0[0], sub1[1] - sub0[1],
                         sub1[6] - sub0[6], sub1[2] - sub0[2], sub1[3] - sub0[3], sub1[4] - sub0[4], sub1[5] - sub0[5]));
+                long sleeps = pub1[6] - pub0[6] + sub1[6] - sub0[6];
+                sb.append(String.format(" allocated B/frame: publisher %.2f", (double) pubAllocated / FRAMES));
+                Map<String, Double> perFrame = new HashMap<>();
+                perFrame.put("publisher", (double) pubAllocated / FRAMES);
+                for (Map.Entry<String, Long> e : alloc1.entrySet()) {
+                    double b = (double) (e.getValue() - alloc0.getOrDefault(e.getKey(), 0L)) / FRAMES;
+                    sb.append(String.format(", %s %.2f", e.getKey(), b));
+                    if (e.getKey().contains("poller")) {
+                        perFrame.put(e.getKey(), b);
+                    }
+                }
+                if (sleeps > 0) {
+                    double pollerBytes = perFrame.entrySet().stream().filter(e -> e.getKey().contains("poller"))
+                            .mapToDouble(Map.Entry::getValue).sum() * FRAMES;
+                    sb.append(String.format("; pollers %.1f B per completion-channel sleep", pollerBytes / sleeps));
+                }
                 System.err.println(sb);
                 System.out.println(sb);
                 assertEquals(seq, sink.next, "frames missing after round " + round);
+                if (round >= WARM_UP_ROUNDS && sleeps == 0) {
+                    for (Map.Entry<String, Double> e : perFrame.entrySet()) {
+                        assertTrue(e.getValue() < 1.0, "round " + round + ": " + e.getKey() + " allocated " + e.getValue()
+                                + " bytes per frame; the data path must allocate nothing per message (" + sb + ")");
+                    }
+                }
             }
             assertEquals(0, sink.outOfOrder, "frames out of order");
             pub.close();

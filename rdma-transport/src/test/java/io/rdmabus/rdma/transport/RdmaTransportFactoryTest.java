@@ -94,6 +94,17 @@ class RdmaTransportFactoryTest {
         assertBad(Map.of(RdmaTransportConfig.RECV_BUFFERS, "16"), "rdma.recv.buffers");
         assertBad(Map.of(RdmaTransportConfig.SEND_BUFFERS, "1"), "rdma.send.buffers");
         assertBad(Map.of(RdmaTransportConfig.UD_PAYLOAD_BYTES, "9000"), "rdma.ud.payload.bytes");
+        // the retention window must hold at least the in-flight send slots, and stay a bounded amount of registered memory
+        assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "64"), "rdma.retention.frames");
+        assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "64"), "rdma.send.buffers (128)");
+        assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "70000"), "rdma.retention.frames");
+        assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "65536", RdmaTransportConfig.FRAME_BYTES, "65536"), "rdma.frame.bytes");
+        assertBad(Map.of(RdmaTransportConfig.RETENTION_RESUME_MS, "-1"), "rdma.retention.resume.ms");
+        RdmaTransportConfig defaults = RdmaTransportConfig.parse(Map.of());
+        assertEquals(1024, defaults.retentionFrames());
+        assertEquals(30_000, defaults.retentionResumeMs());
+        assertEquals(16, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "16", RdmaTransportConfig.SEND_BUFFERS, "16"))
+                .retentionFrames());
     }
 
     @Test

@@ -36,6 +36,15 @@ public final class StatsPrinter {
                 s.ringCapacity(), s.ringFree());
             previous.put(s.topic(), s);
         }
+        final StringBuilder transport = new StringBuilder();
+        stats.transportCounters().forEach((name, value) -> {
+            if (value != 0) {
+                transport.append(transport.isEmpty() ? "" : ", ").append(name).append(' ').append(String.format("%,d", value));
+            }
+        });
+        if (!transport.isEmpty()) {
+            out.printf("  transport %s: %s%n", stats.transport(), transport);
+        }
         previousPublished = stats.messagesPublished();
         previousNs = nowNs;
     }

@@ -24,11 +24,15 @@ class ControlMessagesFuzzTest {
     private static final int MAX_FRAME = 16384;
     private static final int MAX_CREDITS = 112;
 
-    /** What the transport sends (RdmaTransport.sendControl / sendAuth / RdmaPublication): 16-byte control, 40-byte AUTH, 8-byte envelope + frame. */
+    /**
+     * What the transport sends (RdmaTransport.sendControl / sendAuth / sendResumeMessage / RdmaPublication): 16-byte
+     * control, 40-byte AUTH, 24-byte RESUME, 32-byte RESUME_FAILED, 8-byte envelope + frame.
+     */
     private static byte[] wellFormed(final SplittableRandom rnd) {
-        final int type = rnd.nextInt(8) == 0 ? Wire.UD_INFO : 1 + rnd.nextInt(7);
+        final int type = rnd.nextInt(10) == 0 ? Wire.UD_INFO : 1 + rnd.nextInt(9);
         final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
-            : type == Wire.AUTH ? Wire.AUTH_BYTES : Wire.CONTROL_MESSAGE_BYTES];
+            : type == Wire.AUTH ? Wire.AUTH_BYTES : type == Wire.RESUME ? Wire.RESUME_BYTES
+            : type == Wire.RESUME_FAILED ? Wire.RESUME_FAILED_BYTES : Wire.CONTROL_MESSAGE_BYTES];
         final UnsafeBuffer v = new UnsafeBuffer(b);
         v.putInt(Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
         final int arg = switch (type) {
@@ -40,6 +44,14 @@ class ControlMessagesFuzzTest {
         v.putInt(Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
         if (type == Wire.INIT) {
             v.putInt(Wire.ARG2_OFFSET, MAX_FRAME + rnd.nextInt(2) * 1024, ByteOrder.LITTLE_ENDIAN);
+        }
+        if (type == Wire.RESUME || type == Wire.RESUME_FAILED) {
+            v.putInt(Wire.ARG2_OFFSET, rnd.nextInt(), ByteOrder.LITTLE_ENDIAN); // session id: any value
+            v.putLong(Wire.NEXT_SEQUENCE_OFFSET, rnd.nextLong(1L << 40), ByteOrder.LITTLE_ENDIAN);
+        }
+        if (type == Wire.RESUME_FAILED) {
+            v.putInt(Wire.ARG3_OFFSET, 1 + rnd.nextInt(65536), ByteOrder.LITTLE_ENDIAN);
+            v.putLong(Wire.OLDEST_SEQUENCE_OFFSET, rnd.nextLong(1L << 40) - 1, ByteOrder.LITTLE_ENDIAN); // -1: session gone
         }
         return b;
     }
@@ -56,8 +68,25 @@ class ControlMessagesFuzzTest {
         if (reservedZero && typeByte == 0x20) { // UD_INFO: 16 bytes, no range check on its fields
             return length < 16 ? ControlMessages.ERR_TRUNCATED : length > 16 ? ControlMessages.ERR_TOO_LONG : 0x20;
         }
-        if (!reservedZero || typeByte < 1 || typeByte > 7) {
+        if (!reservedZero || typeByte < 1 || typeByte > 9) {
             return ControlMessages.ERR_TYPE;
+        }
+        if (typeByte == 8 || typeByte == 9) { // RESUME 24 bytes, RESUME_FAILED 32 bytes
+            final int fixed = typeByte == 8 ? 24 : 32;
+            if (length != fixed) {
+                return length < fixed ? ControlMessages.ERR_TRUNCATED : ControlMessages.ERR_TOO_LONG;
+            }
+            if (arg == 0) {
+                return ControlMessages.ERR_TOPIC;
+            }
+            final int word12 = v.getInt(12, ByteOrder.LITTLE_ENDIAN);
+            if (v.getLong(16, ByteOrder.LITTLE_ENDIAN) < 0) {
+                return ControlMessages.ERR_SEQUENCE;
+            }
+            if (typeByte == 8) {
+                return word12 != 0 ? ControlMessages.ERR_SEQUENCE : 8;
+            }
+            return word12 < 1 || v.getLong(24, ByteOrder.LITTLE_ENDIAN) < -1 ? ControlMessages.ERR_SEQUENCE : 9;
         }
         if (typeByte == 1) {
             return arg == 0 ? ControlMessages.ERR_TOPIC : length - 8 > MAX_FRAME ? ControlMessages.ERR_TOO_LONG : 1;
@@ -95,7 +124,7 @@ class ControlMessagesFuzzTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void classifyNeverThrowsMatchesTheLayoutAndAcceptsWhatTheTransportSends() {
         final Fuzz fuzz = Fuzz.start("rdma ControlMessages.classify");
-        final int[] byCode = new int[Wire.UD_INFO + 7];
+        final int[] byCode = new int[Wire.UD_INFO + 8];
         long inlineWouldActOnMalformed = 0;
         long malformed = 0;
         while (fuzz.more()) {
@@ -129,7 +158,7 @@ class ControlMessagesFuzzTest {
                     + " for " + length + " bytes " + java.util.HexFormat.of().formatHex(slot, 0, Math.min(length, 16))));
             }
             assertTrue(!ControlMessages.describe(code).startsWith("unknown code"), fuzz.fail("undescribed code " + code));
-            byCode[code + 6]++;
+            byCode[code + 7]++;
             if (code < 0) {
                 malformed++;
                 if (inlineActsOn(slot)) {
@@ -137,8 +166,9 @@ class ControlMessagesFuzzTest {
                 }
             }
         }
-        System.out.println(fuzz.summary("byCode(-6..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
+        System.out.println(fuzz.summary("byCode(-7..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
-        assertTrue(malformed > 0 && byCode[Wire.CREDIT + 6] > 0 && byCode[Wire.DATA + 6] > 0, fuzz.fail("generator too narrow"));
+        assertTrue(malformed > 0 && byCode[Wire.CREDIT + 7] > 0 && byCode[Wire.DATA + 7] > 0 && byCode[Wire.RESUME + 7] > 0
+            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
     }
 }

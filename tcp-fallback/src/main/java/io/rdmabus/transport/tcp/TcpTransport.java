@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -390,6 +391,14 @@ public final class TcpTransport implements Transport {
     }
 
     // ------------------------------------------------------------------ observability
+
+    /** The counters below, by their method names, for {@link io.rdmabus.BusStats#transportCounters()}. */
+    @Override
+    public Map<String, Long> counters() {
+        return Map.of("protocolErrors", protocolErrors(), "handshakeRejections", handshakeRejections(), "bestEffortDrops",
+            bestEffortDrops(), "backPressurePauses", backPressurePauses(), "framesWithoutSubscriber", framesWithoutSubscriber(),
+            "connectAttempts", connectAttempts());
+    }
 
     /** @return connections closed because the peer broke the protocol (garbage, bad length prefix, no hello in time) */
     public long protocolErrors() {

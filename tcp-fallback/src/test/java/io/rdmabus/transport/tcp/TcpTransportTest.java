@@ -369,6 +369,16 @@ class TcpTransportTest {
             subscription.dispose();
         }
         assertEquals("m99", got.get(99));
+
+        // the transport's own counters reach the bus's stats: garbage on a's port is one protocol error
+        assertEquals(0L, a.stats().transportCounters().get("protocolErrors"), a.stats().toString());
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.getOutputStream().write("not an rdma-bus peer".getBytes(StandardCharsets.US_ASCII));
+            assertTrue(closedByPeer(socket), "the transport closes a connection that speaks garbage");
+        }
+        await("protocol error in the bus stats", () -> a.stats().transportCounters().get("protocolErrors") == 1L);
+        assertTrue(a.stats().transportCounters().keySet().containsAll(List.of("handshakeRejections", "bestEffortDrops",
+            "backPressurePauses", "framesWithoutSubscriber", "connectAttempts")), a.stats().toString());
     }
 
     @Test
