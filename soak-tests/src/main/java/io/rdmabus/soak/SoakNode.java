@@ -52,8 +52,8 @@ import reactor.util.retry.Retry;
  * the publisher publishes and the subscribers check, without an end (bounded: {@code --max-wait-s}, default 3600).
  * {@code --ready-file}: created by a subscriber when its first trade arrives (it is connected to the publisher).
  * <pre>
- *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS]
- *   (defaults: secret none, multicast, 15000)
+ *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS] [--resume-ms MS]
+ *   (defaults: secret none, multicast, 15000, 120000)
  * </pre>
  * {@code --transport tcp} (default {@code rdma}) runs the same nodes over TCP on one host, to smoke-test the harness
  * itself without the lab.
@@ -101,6 +101,10 @@ public final class SoakNode {
             // 3 guests under TCG: the default 3 s per rdma_cm step (and for AUTH) expired on most handshakes in the first
             // soak run (02:43 UTC, no subscriber ever connected); the RC bench uses 15 s for the same reason
             props.put("rdma.connect.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
+            // RELIABLE resume state after a lost connection: the NIC fault is 10 s down, but under TCG "up" came 22-24 s
+            // after "down" and a reconnect takes several 15 s-bounded rdma_cm steps, so the default 30 s would leave
+            // no margin; the retention ring (1024 frames) holds 100 s of trades at the soak's 10 trades/s
+            props.put("rdma.retention.resume.ms", opt.getOrDefault("resume-ms", "120000"));
             if (opt.containsKey("secret-file")) {
                 props.put("rdma.secret.file", opt.get("secret-file"));
             } else {
