@@ -55,7 +55,12 @@ for entry in $(tr ':' ' ' < soak-tests/target/soak-classpath.txt); do
 done
 echo "$SNAP_CP" > "$RUN/classpath.txt"
 LAB_TIMEOUT=$(( WARMUP + DURATION + 420 ))
-flock /var/tmp/rdma-bus-lab.lock "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
+# The lab lock: taken here unless the caller holds it already (SOAK_LAB_LOCKED=1, e.g. scripts/test.sh or
+# `flock /var/tmp/rdma-bus-lab.lock env SOAK_LAB_LOCKED=1 soak-tests/run-soak.sh ...`): a second flock on the same file
+# from inside would wait for the outer one forever.
+LOCK=(flock /var/tmp/rdma-bus-lab.lock)
+[ "${SOAK_LAB_LOCKED:-0}" = 1 ] && LOCK=()
+"${LOCK[@]}" "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
   -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" "$RUN/classpath.txt" > "$RUN/lab.log" 2>&1
 LAB_RC=$?
 if [ "$LAB_RC" = 77 ]; then
