@@ -28,21 +28,40 @@ case "$PROFILE" in
   *) echo "run-soak: --profile must be short or long" >&2; exit 2 ;;
 esac
 [ "$GUESTS" -ge 2 ] || { echo "run-soak: --guests must be at least 2 (3 for the NIC fault)" >&2; exit 2; }
-WARMUP=${SOAK_WARMUP_S:-150}   # guest JVM start + FFM init under TCG before the traffic window opens
+# The traffic window opens once every subscriber is connected, at the latest WARMUP s after the guests booted (under
+# TCG the JVMs need 1-3 min to start and connect, longer when the host is busy)
+WARMUP=${SOAK_WARMUP_S:-300}
 RUN="$OUT_BASE/soak-$PROFILE-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$RUN"
 export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH
 cd "$ROOT"
-echo "run-soak: profile $PROFILE, $GUESTS guests, ${DURATION}s traffic at $RATE quotes/s after ${WARMUP}s warm-up, BEST_EFFORT over UD $UD_MODE; report in $RUN"
+echo "run-soak: profile $PROFILE, $GUESTS guests, ${DURATION}s traffic at $RATE quotes/s once all subscribers are connected (at most ${WARMUP}s after boot), BEST_EFFORT over UD $UD_MODE; report in $RUN"
 if ! mvn -B -q -o -pl soak-tests -am compile dependency:build-classpath -Dmdep.includeScope=runtime \
     -Dmdep.outputFile=target/soak-classpath.txt > "$RUN/mvn-build.log" 2>&1; then
   tail -30 "$RUN/mvn-build.log" >&2
   echo "soak verdict: FAIL profile=$PROFILE build failed (log: $RUN/mvn-build.log)"
   exit 1
 fi
+# The guests read classes from the host's filesystem while they run (JVMs are restarted mid-run): give them a copy in
+# the run folder, so a build in this worktree during the run cannot change the code under them.
+mkdir -p "$RUN/classpath"
+SNAP_CP=$RUN/classpath/soak-tests
+cp -a soak-tests/target/classes "$SNAP_CP"
+for entry in $(tr ':' ' ' < soak-tests/target/soak-classpath.txt); do
+  case "$entry" in
+    */target/classes) mod=$(basename "$(dirname "$(dirname "$entry")")"); cp -a "$entry" "$RUN/classpath/$mod"; SNAP_CP="$SNAP_CP:$RUN/classpath/$mod" ;;
+    *) SNAP_CP="$SNAP_CP:$entry" ;;
+  esac
+done
+echo "$SNAP_CP" > "$RUN/classpath.txt"
 LAB_TIMEOUT=$(( WARMUP + DURATION + 420 ))
-flock /var/tmp/rdma-bus-lab.lock "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
-  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" > "$RUN/lab.log" 2>&1
+# The lab lock: taken here unless the caller holds it already (SOAK_LAB_LOCKED=1, e.g. scripts/test.sh or
+# `flock /var/tmp/rdma-bus-lab.lock env SOAK_LAB_LOCKED=1 soak-tests/run-soak.sh ...`): a second flock on the same file
+# from inside would wait for the outer one forever.
+LOCK=(flock /var/tmp/rdma-bus-lab.lock)
+[ "${SOAK_LAB_LOCKED:-0}" = 1 ] && LOCK=()
+"${LOCK[@]}" "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
+  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" "$RUN/classpath.txt" > "$RUN/lab.log" 2>&1
 LAB_RC=$?
 if [ "$LAB_RC" = 77 ]; then
   grep -h "SKIPPED" "$RUN/lab.log" >&2
@@ -56,7 +75,7 @@ if [ ! -s "$RUN/lab/shared/end-epoch-s" ]; then
   echo "soak verdict: FAIL profile=$PROFILE the guests never started the run (log: $RUN/lab.log)"
   exit 1
 fi
-java -cp "soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)" io.rdmabus.soak.SoakReport "$RUN/lab" "$RUN" "$PROFILE" "$DURATION" \
+java -cp "$SNAP_CP" io.rdmabus.soak.SoakReport "$RUN/lab" "$RUN" "$PROFILE" "$DURATION" \
   2> "$RUN/report.err" | tee "$RUN/verdict.txt"
 RC=${PIPESTATUS[0]}
 [ "$LAB_RC" = 0 ] || RC=1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The soak run's guest script (run by lab/rxe-lab.sh in every guest; see soak-tests/README.md). Not run by hand.
-#   soak-guest.sh <traffic-seconds> <quotes-per-second> <warmup-seconds>
+#   soak-guest.sh <traffic-seconds> <quotes-per-second> <warmup-seconds> [ud-mode] [classpath-file]
 # Guest 1 runs the publisher, guests 2..N a subscriber each. Each guest runs its own part of the fault schedule
 # (faults are local to a guest: its JVM, its NIC) at fixed fractions of the traffic window and logs each fault, with
 # its wall-clock time in ms, to $LAB_SHARED/faults.log for the report.
@@ -9,52 +9,60 @@
 set -u
 D=${1:?traffic seconds}
 RATE=${2:?quotes per second}
-WARMUP=${3:-150}
+WARMUP=${3:-300}   # the longest wait for every subscriber to connect before the traffic window opens anyway
 UD_MODE=${4:-multicast}   # BEST_EFFORT path of the rdma transport: multicast (issue 6), unicast or rc
 I=$LAB_GUEST_INDEX
 N=$LAB_GUEST_COUNT
 read -r -a IPS <<< "$LAB_GUEST_IPS"
 PUB_IP=${IPS[0]}
 PORT=7900
+SEEDS="$PUB_IP:$PORT,$PUB_IP:$(( PORT + 2 ))"   # the publisher and its standby
 OUT=$LAB_OUT
 SH=$LAB_SHARED
-CP="soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)"
+CP_FILE=${5:-}   # the run's copy of the classpath (run-soak.sh); without it, the worktree's build
+if [ -n "$CP_FILE" ]; then CP=$(cat "$CP_FILE"); else CP="soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)"; fi
 JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
-JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+# C1 only: less compile work while 2-4 JVMs start on three TCG guests sharing 2 host cores (40 msg/s need no C2)
+JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 
 now_ms() { date +%s%3N; }
 fault() { echo "$(now_ms) guest$I $*" >> "$SH/faults.log"; echo "soak-guest$I: fault $*"; }
 res() { rdma res show > "$OUT/res-$1.txt" 2>&1; echo "soak-guest$I: rdma res $1: $(head -1 "$OUT/res-$1.txt")"; }
 
-# the run's end, fixed once by guest 1 (guests boot within seconds of each other; each waits for the file)
+# The traffic window opens when every subscriber is connected (under TCG a guest JVM needs 1-3 min to start and
+# connect, and how long depends on the host's load), at the latest WARMUP s after boot: guest 1 then writes the run's
+# end to $SH/end-epoch-s, which every node and every guest's fault schedule reads.
+BOOT_S=$(date +%s)
 if [ "$I" = 1 ]; then
   # the bus secret every legitimate node reads from a file (rdma.secret.file); the unauthenticated peer has none
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$SH/bus-secret"
-  echo $(( $(date +%s) + WARMUP + D )) > "$SH/end-epoch-s.tmp" && mv "$SH/end-epoch-s.tmp" "$SH/end-epoch-s"
-  echo "$(now_ms)" > "$SH/traffic-start-ms.planned"
 fi
-for _ in $(seq 1 120); do [ -s "$SH/end-epoch-s" ] && break; sleep 1; done
-END=$(cat "$SH/end-epoch-s") || { echo "soak-guest$I: no end time from guest 1"; exit 1; }
-T0=$(( END - D ))               # planned start of the traffic window (after the JVMs' warm-up)
-at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"; }
-
 res before
 start_node() {
   local role=$1
   for _ in $(seq 1 60); do [ -s "$SH/bus-secret" ] && break; sleep 1; done
   if [ "$role" = unauth ]; then
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 1 )) \
-      --seed "$PUB_IP:$PORT" --stop-file "$SH/stop" --end-epoch-s "$END" --name unauth$I --secret none --ud-mode "$UD_MODE" \
+      --seed "$SEEDS" --stop-file "$SH/stop" --end-file "$SH/end-epoch-s" --name unauth$I --secret none --ud-mode "$UD_MODE" \
       >> "$OUT/unauth.log" 2>&1 &
     UNAUTH_PID=$!
     return
   fi
+  if [ "$role" = standby ]; then
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 2 )) \
+      --rate "$RATE" --end-file "$SH/end-epoch-s" --start-file "$SH/standby-go" --ready-file "$SH/ready-standby" --name "pub${I}b" \
+      --secret-file "$SH/bus-secret" \
+      --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
+    STANDBY_PID=$!
+    return
+  fi
   if [ "$role" = publisher ]; then
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $PORT \
-      --rate "$RATE" --end-epoch-s "$END" --name "pub$I" --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
+      --rate "$RATE" --end-file "$SH/end-epoch-s" --name "pub$I" --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
   else
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $PORT \
-      --seed "$PUB_IP:$PORT" --stop-file "$SH/stop" --end-epoch-s "$END" --name "sub$I" --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
+      --seed "$SEEDS" --stop-file "$SH/stop" --end-file "$SH/end-epoch-s" --ready-file "$SH/ready-guest$I" --name "sub$I" \
+      --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
   fi
   NODE_PID=$!
   echo "soak-guest$I: started $role pid $NODE_PID"
@@ -62,11 +70,34 @@ start_node() {
 
 ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
 start_node $ROLE
+if [ "$I" = 1 ]; then
+  # The new publisher of the 75% fault is a warm standby, started now: a cold JVM needs 1.5-5 min under TCG to start
+  # and connect, longer than the rest of a short window. It listens on port PORT+2 (every subscriber has both endpoints
+  # as seeds), connects, and creates its publications only when the go file appears, right after the kill: a new
+  # process, a new session.
+  start_node standby
+  while [ $(( $(date +%s) - BOOT_S )) -lt "$WARMUP" ]; do
+    missing=""
+    [ -e "$SH/ready-standby" ] || missing=" standby-publisher"
+    for g in $(seq 2 "$N"); do [ -e "$SH/ready-guest$g" ] || missing="$missing guest$g"; done
+    [ -z "$missing" ] && break
+    sleep 2
+  done
+  [ -n "$missing" ] && echo "soak-guest1: subscribers on$missing not connected after ${WARMUP}s: starting the traffic window anyway"
+  echo $(( $(date +%s) + 10 + D )) > "$SH/end-epoch-s.tmp" && mv "$SH/end-epoch-s.tmp" "$SH/end-epoch-s"
+  echo "$(( $(date +%s) + 10 - BOOT_S ))" > "$SH/warmup-s"
+  echo "soak-guest1: traffic window opens in 10 s, $(cat "$SH/warmup-s") s after boot; not connected:${missing:- none}"
+fi
+for _ in $(seq 1 $(( WARMUP + 120 ))); do [ -s "$SH/end-epoch-s" ] && break; sleep 1; done
+END=$(cat "$SH/end-epoch-s") || { echo "soak-guest$I: no end time from guest 1"; exit 1; }
+T0=$(( END - D ))               # start of the traffic window
+at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"; }
 LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JVM and netem faults
 # ---- this guest's part of the fault schedule
 if [ "$I" = "$LAST" ] && [ "$N" -ge 3 ]; then
-  # a peer without the bus secret tries to join for the whole run (a second JVM on the last guest)
-  start_node unauth; fault "unauthenticated peer started (no bus secret, pid $UNAUTH_PID): must receive nothing"
+  # a peer without the bus secret tries to join for the whole traffic window (a second JVM on the last guest; started
+  # at the window's start, so it does not slow the legitimate JVMs' start)
+  at 0; start_node unauth; fault "unauthenticated peer started (no bus secret, pid $UNAUTH_PID): must receive nothing"
 fi
 if [ "$I" = 2 ]; then
   at 15; fault "kill-9 subscriber JVM (pid $NODE_PID) and restart it"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null
@@ -86,8 +117,9 @@ if [ "$I" = 2 ]; then
   fi
 fi
 if [ "$I" = 1 ]; then
-  at 75; fault "kill-9 publisher JVM (pid $NODE_PID) and restart it (new session)"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null
-  start_node publisher
+  at 75; fault "kill-9 publisher JVM (pid $NODE_PID); the standby publisher (pid $STANDBY_PID, port $(( PORT + 2 )), up since boot) takes over (new session)"
+  kill -9 "$NODE_PID"; touch "$SH/standby-go"; wait "$NODE_PID" 2>/dev/null
+  NODE_PID=$STANDBY_PID
 fi
 wait "$NODE_PID"; RC=$?
 [ -n "${UNAUTH_PID:-}" ] && wait "$UNAUTH_PID"

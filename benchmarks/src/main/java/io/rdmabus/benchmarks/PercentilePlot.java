@@ -16,9 +16,10 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Renders latency-by-percentile curves (the usual HdrHistogram view: x = percentile on a "number of nines" log scale,
- * y = latency) into a PNG with Java2D, so the benchmark run needs no external plotting tool.
+ * y = latency) into a PNG with Java2D, so the benchmark run needs no external plotting tool. Public for the soak
+ * report (soak-tests), which draws one-way latencies with it.
  */
-final class PercentilePlot {
+public final class PercentilePlot {
     private static final Color[] COLORS = {new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
         new Color(0x9467bd), new Color(0x8c564b)};
     private static final double MAX_NINES = 4; // up to 99.99%
@@ -38,7 +39,18 @@ final class PercentilePlot {
      * @param file   the PNG to write
      * @throws IOException if it cannot be written
      */
-    static void render(final String title, final Map<String, Histogram> series, final File file) throws IOException {
+    public static void render(final String title, final Map<String, Histogram> series, final File file) throws IOException {
+        render(title, "round-trip latency (us, log scale)", series, file);
+    }
+
+    /**
+     * @param title      the chart title
+     * @param yAxisLabel what the latencies are, e.g. "one-way latency (us, log scale)"
+     * @param series     label -> latency histogram in ns (iteration order = legend order)
+     * @param file       the PNG to write
+     * @throws IOException if it cannot be written
+     */
+    public static void render(final String title, final String yAxisLabel, final Map<String, Histogram> series, final File file) throws IOException {
         System.setProperty("java.awt.headless", "true");
         final BufferedImage image = new BufferedImage(WIDTH, HEIGHT, BufferedImage.TYPE_INT_RGB);
         final Graphics2D g = image.createGraphics();
@@ -88,7 +100,7 @@ final class PercentilePlot {
         g.drawString("percentile", LEFT + plotW / 2 - 30, HEIGHT - 25);
         final Graphics2D rotated = (Graphics2D) g.create();
         rotated.rotate(-Math.PI / 2);
-        rotated.drawString("round-trip latency (us, log scale)", -(TOP + plotH / 2) - 70, 25);
+        rotated.drawString(yAxisLabel, -(TOP + plotH / 2) - 70, 25);
         rotated.dispose();
         // curves
         int index = 0;

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -14,12 +15,16 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusPublication;
 import io.rdmabus.PublishStatus;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
+import io.rdmabus.Topic;
 import io.rdmabus.codecs.Quote;
 import io.rdmabus.codecs.Trade;
 import io.rdmabus.rdma.transport.RdmaTransport;
@@ -30,6 +35,7 @@ import io.rdmabus.spi.StaticSeedDiscovery;
 import org.HdrHistogram.Histogram;
 
 import reactor.core.Disposable;
+import reactor.util.retry.Retry;
 
 /**
  * One JVM of the soak run, inside an rxe guest: the publisher (quotes best effort, trades reliable, at a configured
@@ -38,10 +44,16 @@ import reactor.core.Disposable;
  * few seconds, so a subscriber killed with -9 still leaves what it proved until then) into {@code --out}.
  *
  * <pre>
- * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S --end-epoch-s T [--name N]
- * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P --stop-file F --end-epoch-s T [--name N]
- *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS]
- *   (defaults: secret none, multicast, 15000)
+ * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S (--end-epoch-s T | --end-file F) [--name N]
+ *                     [--start-file F]   (a standby: publishes only once F exists) [--ready-file F] (created when its bus is up)
+ * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P[,IP:P..] --stop-file F (--end-epoch-s T | --end-file F) [--name N]
+ *                     [--ready-file F]</pre>
+ * {@code --end-file}: the run's end (epoch seconds) is written there once every subscriber is connected; until then
+ * the publisher publishes and the subscribers check, without an end (bounded: {@code --max-wait-s}, default 3600).
+ * {@code --ready-file}: created by a subscriber when its first trade arrives (it is connected to the publisher).
+ * <pre>
+ *   rdma options: [--secret-file F | --secret S|none] [--ud-mode multicast|unicast|rc] [--connect-timeout-ms MS] [--resume-ms MS]
+ *   (defaults: secret none, multicast, 15000, 120000)
  * </pre>
  * {@code --transport tcp} (default {@code rdma}) runs the same nodes over TCP on one host, to smoke-test the harness
  * itself without the lab.
@@ -51,6 +63,8 @@ public final class SoakNode {
     private static final long SUMMARY_EVERY_MS = 5000;
     /** Peers the rdma transport refused (no or wrong bus secret), -1 on other transports. */
     private static java.util.function.LongSupplier refused = () -> -1;
+    /** Subscription errors per topic, {@code epochMs:class:message} joined by '|' (guarded by the subscriber's lock). */
+    private static final Map<String, String> ERRORS = new TreeMap<>();
 
     private SoakNode() {
     }
@@ -71,10 +85,12 @@ public final class SoakNode {
         final Path out = Path.of(require(opt, "out"));
         Files.createDirectories(out);
         final String name = opt.getOrDefault("name", args[0]) + "-" + ProcessHandle.current().pid();
-        final long endMs = Long.parseLong(require(opt, "end-epoch-s")) * 1000;
+        final LongSupplier endMs = opt.containsKey("end-file")
+            ? new EndFile(Path.of(opt.get("end-file")), System.currentTimeMillis() + 1000 * Long.parseLong(opt.getOrDefault("max-wait-s", "3600")))
+            : fixedEnd(Long.parseLong(require(opt, "end-epoch-s")) * 1000);
         final String transport = opt.getOrDefault("transport", "rdma");
         final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
-            .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed")) : List.of())));
+            .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed").split(",")) : List.of())));
         RdmaTransport rdma = null;
         if (transport.equals("rdma")) {
             final Map<String, String> props = new HashMap<>();
@@ -85,6 +101,10 @@ public final class SoakNode {
             // 3 guests under TCG: the default 3 s per rdma_cm step (and for AUTH) expired on most handshakes in the first
             // soak run (02:43 UTC, no subscriber ever connected); the RC bench uses 15 s for the same reason
             props.put("rdma.connect.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
+            // RELIABLE resume state after a lost connection: the NIC fault is 10 s down, but under TCG "up" came 22-24 s
+            // after "down" and a reconnect takes several 15 s-bounded rdma_cm steps, so the default 30 s would leave
+            // no margin; the retention ring (1024 frames) holds 100 s of trades at the soak's 10 trades/s
+            props.put("rdma.retention.resume.ms", opt.getOrDefault("resume-ms", "120000"));
             if (opt.containsKey("secret-file")) {
                 props.put("rdma.secret.file", opt.get("secret-file"));
             } else {
@@ -100,9 +120,45 @@ public final class SoakNode {
         final RdmaTransport rdmaTransport = rdma;
         refused = () -> rdmaTransport == null ? -1 : rdmaTransport.refusedPeers();
         final int exit = args[0].equals("publisher")
-            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs)
-            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs);
+            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs,
+                opt.containsKey("start-file") ? Path.of(opt.get("start-file")) : null, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null)
+            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null);
         System.exit(exit);
+    }
+
+    private static LongSupplier fixedEnd(final long endMs) {
+        return () -> endMs;
+    }
+
+    /** The run's end from a file that appears once the run's traffic window is fixed; read at most once a second. */
+    private static final class EndFile implements LongSupplier {
+        private final Path file;
+        private final long boundMs;
+        private long endMs = -1;
+        private long nextLookMs;
+
+        EndFile(final Path file, final long boundMs) {
+            this.file = file;
+            this.boundMs = boundMs;
+        }
+
+        @Override
+        public long getAsLong() {
+            final long now = System.currentTimeMillis();
+            if (endMs < 0 && now >= nextLookMs) {
+                nextLookMs = now + 1000;
+                try {
+                    final String text = Files.exists(file) ? Files.readString(file).trim() : "";
+                    if (!text.isEmpty()) {
+                        endMs = Long.parseLong(text) * 1000;
+                        System.out.println("soak: the run ends at " + endMs + " (" + file + ")");
+                    }
+                } catch (final IOException | NumberFormatException e) {
+                    System.out.println("soak: cannot read the end time yet: " + e); // written by another guest: look again
+                }
+            }
+            return endMs >= 0 ? endMs : boundMs;
+        }
     }
 
     private static String require(final Map<String, String> opt, final String key) {
@@ -114,9 +170,23 @@ public final class SoakNode {
         return v;
     }
 
-    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final long endMs) throws Exception {
+    private static int publish(final Bus bus, final Path out, final String name, final int quotesPerS, final LongSupplier endMs, final Path startFile,
+                               final Path readyFile) throws Exception {
+        if (readyFile != null) {
+            Files.writeString(readyFile, name + " " + System.currentTimeMillis() + "\n", StandardCharsets.UTF_8); // bus up
+        }
+        if (startFile != null) {
+            // a standby: its bus is up and connected, its publications appear only when it takes over
+            while (!Files.exists(startFile) && System.currentTimeMillis() < endMs.getAsLong()) {
+                Thread.sleep(100);
+            }
+            System.out.println("soak " + name + ": taking over at " + System.currentTimeMillis());
+        }
         final BusPublication<Quote> quotes = bus.publication(MarketDataTopics.QUOTES);
         final BusPublication<Trade> trades = bus.publication(MarketDataTopics.TRADES);
+        // written at once: a publisher killed with -9 leaves no summary, and the report still needs its sessions
+        Files.writeString(out.resolve("pub-" + name + ".start"), "name=" + name + "\nquoteSession=" + quotes.sessionId() + "\ntradeSession="
+            + trades.sessionId() + "\nstartMs=" + System.currentTimeMillis() + "\n", StandardCharsets.UTF_8);
         final long periodNs = TimeUnit.SECONDS.toNanos(1) / Math.max(1, quotesPerS);
         long quoteSeq = 0;
         long tradeSeq = 0;
@@ -127,8 +197,8 @@ public final class SoakNode {
         long nextNs = System.nanoTime();
         long nextLineMs = System.currentTimeMillis() + 1000;
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("pub-" + name + ".csv")))) {
-            csv.println("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries");
-            while (System.currentTimeMillis() < endMs) {
+            csv.println("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries,refused_peers");
+            while (System.currentTimeMillis() < endMs.getAsLong()) {
                 final long now = System.nanoTime();
                 if (now < nextNs) {
                     LockSupport.parkNanos(Math.min(nextNs - now, 1_000_000));
@@ -159,7 +229,7 @@ public final class SoakNode {
                 }
                 final long nowMs = System.currentTimeMillis();
                 if (nowMs >= nextLineMs) {
-                    csv.println(nowMs + "," + quoteSeq + "," + tradeSeq + "," + quoteNotSent + "," + tradeRetries);
+                    csv.println(nowMs + "," + quoteSeq + "," + tradeSeq + "," + quoteNotSent + "," + tradeRetries + "," + refused.getAsLong());
                     csv.flush();
                     nextLineMs += 1000;
                 }
@@ -172,33 +242,23 @@ public final class SoakNode {
         return closeAndCheck(bus, out, name, summary);
     }
 
-    private static int subscribe(final Bus bus, final Path out, final String name, final Path stopFile, final long endMs) throws Exception {
+    private static int subscribe(final Bus bus, final Path out, final String name, final Path stopFile, final LongSupplier endMs, final Path readyFile)
+        throws Exception {
         final Map<Integer, StreamCheck> quoteChecks = new TreeMap<>();
         final Map<Integer, StreamCheck> tradeChecks = new TreeMap<>();
         final Histogram latency = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
         final Histogram interval = new Histogram(TimeUnit.SECONDS.toMicros(600), 3);
         final Object lock = new Object();
-        final Disposable q = bus.subscribeReceived(MarketDataTopics.QUOTES, SubscribeOptions.defaults()).subscribe(r -> {
-            synchronized (lock) {
-                quoteChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().feedSequence(), r.lostBefore(),
-                    SoakMessages.verify(r.value()));
-                record(latency, interval, r);
-            }
-        });
-        final Disposable t = bus.subscribeReceived(MarketDataTopics.TRADES, SubscribeOptions.defaults()).subscribe(r -> {
-            synchronized (lock) {
-                tradeChecks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(r.value().tradeId(), r.lostBefore(),
-                    SoakMessages.verify(r.value()));
-                record(latency, interval, r);
-            }
-        });
+        final Disposable q = checked(bus, MarketDataTopics.QUOTES, "quotes", Quote::feedSequence, SoakMessages::verify, quoteChecks, lock, latency, interval);
+        final Disposable t = checked(bus, MarketDataTopics.TRADES, "trades", Trade::tradeId, SoakMessages::verify, tradeChecks, lock, latency, interval);
         long nextLineMs = System.currentTimeMillis() + 1000;
         long nextSummaryMs = System.currentTimeMillis() + SUMMARY_EVERY_MS;
+        boolean ready = false;
         // bound: the run's end plus time for the publisher to finish and the stop file to appear
-        final long hardEndMs = endMs + TimeUnit.SECONDS.toMillis(180);
+
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("sub-" + name + ".csv")))) {
             csv.println("epoch_ms,quotes,trades,quote_gaps_observed,quote_gaps_reported,trades_lost,p50_us,p99_us,max_us");
-            while (!Files.exists(stopFile) && System.currentTimeMillis() < hardEndMs) {
+            while (!Files.exists(stopFile) && System.currentTimeMillis() < endMs.getAsLong() + TimeUnit.SECONDS.toMillis(180)) {
                 Thread.sleep(50);
                 final long nowMs = System.currentTimeMillis();
                 if (nowMs >= nextLineMs) {
@@ -211,6 +271,14 @@ public final class SoakNode {
                     }
                     csv.flush();
                     nextLineMs += 1000;
+                }
+                if (readyFile != null && !ready) {
+                    synchronized (lock) {
+                        ready = !tradeChecks.isEmpty();
+                    }
+                    if (ready) {
+                        Files.writeString(readyFile, name + " " + nowMs + "\n", StandardCharsets.UTF_8);
+                    }
                 }
                 if (nowMs >= nextSummaryMs) {
                     writeSummary(out, name, lock, quoteChecks, tradeChecks, latency, "running");
@@ -227,6 +295,34 @@ public final class SoakNode {
             summary.append(summaryText(name, quoteChecks, tradeChecks, latency, "closed"));
         }
         return closeAndCheck(bus, out, name, summary.toString());
+    }
+
+    /**
+     * Subscribes to {@code topic} and feeds every message into the {@link StreamCheck} of its publisher session. A
+     * subscription that fails (e.g. a RELIABLE resume outside the retention window) is recorded with its time and
+     * subscribed again after 1 s: the report lists every error, and the node keeps proving what it receives after it.
+     */
+    private static <T> Disposable checked(final Bus bus, final Topic<T> topic, final String label, final ToLongFunction<T> sequence,
+                                          final Predicate<T> verify, final Map<Integer, StreamCheck> checks, final Object lock,
+                                          final Histogram latency, final Histogram interval) {
+        return bus.subscribeReceived(topic, SubscribeOptions.defaults())
+            .doOnError(e -> recordError(lock, label, e))
+            .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(1)))
+            .subscribe(r -> {
+                synchronized (lock) {
+                    checks.computeIfAbsent(r.sessionId(), k -> new StreamCheck()).onMessage(sequence.applyAsLong(r.value()), r.lostBefore(),
+                        verify.test(r.value()));
+                    record(latency, interval, r);
+                }
+            });
+    }
+
+    private static void recordError(final Object lock, final String topic, final Throwable e) {
+        final String line = System.currentTimeMillis() + ":" + e.getClass().getName() + ":" + String.valueOf(e.getMessage()).replaceAll("[\\r\\n|=]", " ");
+        System.out.println("soak: " + topic + " subscription failed (subscribing again in 1 s): " + line);
+        synchronized (lock) {
+            ERRORS.merge(topic, line, (a, b) -> a + "|" + b);
+        }
     }
 
     private static void record(final Histogram latency, final Histogram interval, final Received<?> r) {
@@ -248,8 +344,11 @@ public final class SoakNode {
     private static String summaryText(final String name, final Map<Integer, StreamCheck> quoteChecks, final Map<Integer, StreamCheck> tradeChecks,
                                       final Histogram latency, final String state) {
         final StringBuilder sb = new StringBuilder("role=subscriber\nname=" + name + "\nstate=" + state + "\n");
+        ERRORS.forEach((topic, lines) -> sb.append(topic).append(".errors=").append(lines).append('\n'));
         quoteChecks.forEach((s, c) -> sb.append("quotes.session.").append(s).append('=').append(c.summary()).append('\n'));
         tradeChecks.forEach((s, c) -> sb.append("trades.session.").append(s).append('=').append(c.summary()).append('\n'));
+        quoteChecks.forEach((s, c) -> sb.append("quotes.gaps.").append(s).append('=').append(c.gapEvents()).append('\n'));
+        tradeChecks.forEach((s, c) -> sb.append("trades.gaps.").append(s).append('=').append(c.gapEvents()).append('\n'));
         final ByteBuffer buf = ByteBuffer.allocate(latency.getNeededByteBufferCapacity());
         final int n = latency.encodeIntoCompressedByteBuffer(buf);
         sb.append("latencyHistogram=").append(Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n))).append('\n');

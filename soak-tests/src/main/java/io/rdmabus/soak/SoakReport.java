@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
-import io.rdmabus.benchmarks.SoakPlotBridge;
+import io.rdmabus.benchmarks.PercentilePlot;
 
 import org.HdrHistogram.Histogram;
 
@@ -33,6 +33,9 @@ public final class SoakReport {
     private final List<String> problems = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private final StringBuilder md = new StringBuilder();
+    /** Longest RELIABLE stall at a publisher that still counts as progress (a reconnect under TCG), seconds. */
+    static final long STALL_LIMIT_S = 60;
+    private long longestStallS;
 
     private SoakReport(final Path lab, final Path report, final String profile, final long trafficS) {
         this.lab = lab;
@@ -116,10 +119,11 @@ public final class SoakReport {
                 if (p.length == 3) {
                     final double at = (Long.parseLong(p[0]) - t0Ms) / 1000.0;
                     markers.add(new RatePlot.Marker(at, p[1] + " " + p[2]));
-                    faultLines.add(String.format(Locale.ROOT, "| %.1f s | %s | %s |", at, p[1], p[2]));
+                    faultLines.add(String.format(Locale.ROOT, "| F%d | %.1f s | %s | %s |", markers.size(), at, p[1], p[2]));
                 }
             }
         }
+        final List<FaultWindow> windows = FaultWindow.parse(faultLog, t0Ms);
         final long faultsApplied = faultLines.stream().filter(l -> !l.contains("NOT") && !l.contains(" up |") && !l.contains("removed")).count();
         for (final String l : faultLines) {
             if (l.contains("NOT")) {
@@ -135,19 +139,36 @@ public final class SoakReport {
             tradesSent += Long.parseLong(s.get("tradesSent"));
             quotesSent += Long.parseLong(s.get("quotesSent"));
             finalTradeCount.put(s.get("tradeSession"), Long.parseLong(s.get("tradesSent")));
+            if (Long.parseLong(s.get("tradesSent")) == 0) {
+                problems.add(s.get("name") + ": the publisher sent no trade (no subscriber reached it): its part of the schedule was not exercised");
+            }
             checkClose(p, s);
         }
+        // trade session of a killed publisher -> trades it had sent at least (its last per-second line; it died up to 1 s later)
+        final Map<String, Long> deadTradeCount = new TreeMap<>();
         for (final Path csv : files("pub-*.csv")) {
             if (!Files.exists(Path.of(csv.toString().replace(".csv", ".summary")))) {
                 final List<String> lines = Files.readAllLines(csv);
+                final Path start = Path.of(csv.toString().replace(".csv", ".start"));
+                final String session = Files.exists(start) ? props(start).get("tradeSession") : null;
+                long trades = 0;
                 if (lines.size() > 1) {
                     final String[] last = lines.get(lines.size() - 1).split(",");
                     quotesSent += Long.parseLong(last[1]);
-                    tradesSent += Long.parseLong(last[2]);
-                    notes.add(csv.getFileName() + ": publisher killed; its counts are from its last per-second line (up to 1 s short)");
+                    trades = Long.parseLong(last[2]);
+                    tradesSent += trades;
+                }
+                notes.add(csv.getFileName() + ": publisher killed (trade session " + session + "); its counts are from its last per-second line "
+                    + "(up to 1 s short): " + trades + " trades");
+                if (session != null) {
+                    deadTradeCount.put(session, trades);
                 }
             }
         }
+        long deadTail = 0;
+        final StringBuilder lossTable = new StringBuilder("| window | subscriber JVM | topic | publisher session | gaps | messages lost "
+            + "| reported by bus |\n|---|---|---|---|---|---|---|\n");
+        final Map<String, Long> reliableLostByWindow = new TreeMap<>();
         // ---- subscribers
         long relLost = 0;
         long relDup = 0;
@@ -163,8 +184,17 @@ public final class SoakReport {
             + "| lost (gaps) | reported by bus | dup | reordered | bad content |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         String unauthLine = "unauthenticated peer not run";
         long refusedByPublisher = 0;
-        for (final Path p : files("pub-*.summary")) {
-            refusedByPublisher += Math.max(0, Long.parseLong(props(p).getOrDefault("refusedPeers", "0")));
+        for (final Path csv : files("pub-*.csv")) {
+            // a killed publisher leaves no summary: its per-second line has the count too
+            final Path summary = Path.of(csv.toString().replace(".csv", ".summary"));
+            long refused = Files.exists(summary) ? Long.parseLong(props(summary).getOrDefault("refusedPeers", "0")) : 0;
+            final List<String> lines = Files.readAllLines(csv);
+            final String[] last = lines.get(lines.size() - 1).split(",");
+            if (lines.size() > 1 && last.length > 5) {
+                refused = Math.max(refused, Long.parseLong(last[5]));
+            }
+            refusedByPublisher += Math.max(0, refused);
+            stallCheck(csv, lines, t0Ms, windows);
         }
         for (final Path p : files("sub-unauth*.summary")) {
             final Map<String, String> s = props(p);
@@ -203,6 +233,31 @@ public final class SoakReport {
                     .append(" | ").append(session).append(" | ").append(c.get("received")).append(" | ").append(c.get("first")).append(" | ")
                     .append(c.get("last")).append(" | ").append(c.get("lost")).append(" | ").append(c.get("reportedLost")).append(" | ")
                     .append(c.get("duplicated")).append(" | ").append(c.get("reordered")).append(" | ").append(c.get("badContent")).append(" |\n");
+                final String gapKey = (quotes ? "quotes" : "trades") + ".gaps." + session;
+                final String guest = p.getParent().getFileName().toString();
+                final Map<String, long[]> byWindow = FaultWindow.attribute(windows, s.getOrDefault(gapKey, ""), guest);
+                long kept = 0;
+                for (final Map.Entry<String, long[]> w : byWindow.entrySet()) {
+                    kept += w.getValue()[0];
+                    lossTable.append("| ").append(w.getKey()).append(" | ").append(name).append(" | ").append(quotes ? "quotes BEST_EFFORT" : "trades RELIABLE")
+                        .append(" | ").append(session).append(" | ").append(w.getValue()[0]).append(" | ").append(w.getValue()[1]).append(" | ")
+                        .append(w.getValue()[2]).append(" |\n");
+                    if (trades) {
+                        reliableLostByWindow.merge(w.getKey().replaceAll(" .*", ""), w.getValue()[1], Long::sum);
+                    }
+                }
+                if (kept < c.get("lossEvents")) {
+                    lossTable.append("| (not timed: only the first ").append(StreamCheck.MAX_GAP_EVENTS).append(" gaps are kept) | ").append(name)
+                        .append(" | ").append(quotes ? "quotes" : "trades").append(" | ").append(session).append(" | ").append(c.get("lossEvents") - kept)
+                        .append(" | | |\n");
+                }
+                final Long deadSent = deadTradeCount.get(session);
+                if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadSent - 1) {
+                    // the publisher died: what it had sent and not delivered died with it (retention is in its memory)
+                    deadTail += deadSent - 1 - c.get("last");
+                    notes.add(name + ": trades session " + session + " of the killed publisher ended at " + c.get("last") + "; the publisher had sent "
+                        + "at least up to " + (deadSent - 1) + " (" + (deadSent - 1 - c.get("last")) + " lost with the dead publisher: not promised)");
+                }
                 if (trades) {
                     relLost += c.get("lost");
                     relDup += c.get("duplicated");
@@ -218,6 +273,17 @@ public final class SoakReport {
                     beReported += c.get("reportedLost");
                     if (!c.get("lost").equals(c.get("reportedLost"))) {
                         problems.add(name + ": quotes session " + session + ": gaps observed " + c.get("lost") + " != reported " + c.get("reportedLost"));
+                    }
+                }
+            }
+            for (final String topic : new String[] {"quotes", "trades"}) {
+                if (s.containsKey(topic + ".errors")) {
+                    for (final String err : s.get(topic + ".errors").split("\\|")) {
+                        final String[] f = err.split(":", 2);
+                        final String when = FaultWindow.label(windows, Long.parseLong(f[0]), p.getParent().getFileName().toString());
+                        final double atS = (Long.parseLong(f[0]) - t0Ms) / 1000.0;
+                        problems.add(name + ": " + topic + " subscription failed at " + String.format(Locale.ROOT, "%.1f s", atS) + " (" + when + "): "
+                            + f[1] + " (subscribed again)");
                     }
                 }
             }
@@ -245,7 +311,7 @@ public final class SoakReport {
         }
         if (relLost + relDup + relReordered + badContent > 0) {
             problems.add("RELIABLE: lost=" + relLost + " dup=" + relDup + " reordered=" + relReordered + " bad content=" + badContent
-                + " (bus reported " + relReported + " of the lost as lostBefore)");
+                + " (bus reported " + relReported + " of the lost as lostBefore); lost by window: " + reliableLostByWindow);
         }
         // ---- rdma res per guest
         final StringBuilder resTable = new StringBuilder("| guest | before | after | growth |\n|---|---|---|---|\n");
@@ -301,26 +367,92 @@ public final class SoakReport {
         }
         RatePlot.render("soak " + profile + ": receive rate per subscriber JVM, faults marked", rates, markers, report.resolve("rate.png").toFile());
         if (!latency.isEmpty()) {
-            SoakPlotBridge.percentiles("soak " + profile + ": one-way latency per subscriber JVM (clock skew included)", latency,
-                report.resolve("latency.png").toFile());
+            PercentilePlot.render("soak " + profile + ": one-way latency per subscriber JVM (clock skew included)", "one-way latency (us, log scale)",
+                latency, report.resolve("latency.png").toFile());
         }
         final boolean pass = problems.isEmpty();
         final String verdict = String.format(Locale.ROOT, "soak verdict: %s profile=%s duration=%ds reliable lost=%d dup=%d reordered=%d%s; "
                 + "best-effort gaps reported=%d observed=%d; faults=%d; received=%d of sent quotes=%d trades=%d; res baseline %s%s",
-            pass ? "PASS" : "FAIL", profile, trafficS, relLost, relDup, relReordered, tailLost > 0 ? " tailLost=" + tailLost : "", beReported, beObserved,
+            pass ? "PASS" : "FAIL", profile, trafficS, relLost, relDup, relReordered,
+            (relLost > 0 ? " " + compact(reliableLostByWindow) : "") + (tailLost > 0 ? " tailLost=" + tailLost : "")
+                + (deadTail > 0 ? " lostWithDeadPublisher=" + deadTail : "") + (longestStallS > STALL_LIMIT_S ? " reliableStalled=" + longestStallS + "s" : ""),
+            beReported, beObserved,
             faultsApplied, received, quotesSent, tradesSent, resOk ? "ok" : "GREW/UNKNOWN", "; " + unauthLine);
         md.append("# Soak run: profile ").append(profile).append("\n\n`").append(verdict).append("`\n\n");
         md.append("Lab output: `").append(lab).append("`. Traffic window: ").append(trafficS).append(" s from ")
             .append(java.time.Instant.ofEpochMilli(t0Ms)).append(".\n\n");
         md.append("## Problems\n\n").append(problems.isEmpty() ? "none\n" : "- " + String.join("\n- ", problems) + "\n");
         md.append("\n## Notes\n\n").append(notes.isEmpty() ? "none\n" : "- " + String.join("\n- ", notes) + "\n");
-        md.append("\n## Faults\n\n| at (s into traffic) | guest | fault |\n|---|---|---|\n").append(String.join("\n", faultLines)).append("\n");
+        md.append("\n## Faults\n\n| marker | at (s into traffic) | guest | fault |\n|---|---|---|---|\n").append(String.join("\n", faultLines)).append("\n");
+        md.append("\n## Fault windows (a gap is put in the latest fault that began before it was seen and ended less than ")
+            .append(FaultWindow.RECOVERY_S).append(" s before it)\n\n");
+        for (final FaultWindow w : windows) {
+            md.append("- ").append(w.describe()).append('\n');
+        }
         md.append("\n## What each subscriber JVM proved\n\n").append(subTable);
+        md.append("\n## Where the losses happened\n\n").append(lossTable);
         md.append("\n## rdma res (pd cq qp cm_id mr) before the JVMs started and after they exited\n\n").append(resTable);
         md.append("\n## Plots\n\n![rate](rate.png)\n\n").append(latency.isEmpty() ? "(no latency samples)\n" : "![latency](latency.png)\n");
         md.append("\n## How to read this\n\nSee soak-tests/README.md, section \"Reading the report\".\n");
         Files.writeString(report.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
         return verdict;
+    }
+
+    /**
+     * RELIABLE must make progress: a publisher that could not send a single trade for more than {@link #STALL_LIMIT_S}
+     * (back-pressure: it kept offering, {@code trade_retries} grew, {@code trades_sent} did not) while subscribers were
+     * connected is a stall the bus must not have (e.g. a dead subscriber's connection never noticed, its credits never
+     * returned). Only the traffic window counts.
+     */
+    private void stallCheck(final Path csv, final List<String> lines, final long t0Ms, final List<FaultWindow> windows) {
+        long stallStartMs = -1;
+        long prevTrades = -1;
+        final long endMs = t0Ms + trafficS * 1000;
+        for (final String line : lines.subList(1, lines.size())) {
+            final String[] f = line.split(",");
+            final long ms = Long.parseLong(f[0]);
+            final long trades = Long.parseLong(f[2]);
+            if (ms < t0Ms || ms > endMs) {
+                prevTrades = trades;
+                continue;
+            }
+            if (trades == prevTrades && trades > 0) {
+                if (stallStartMs < 0) {
+                    stallStartMs = ms - 1000;
+                }
+            } else {
+                endStall(csv, stallStartMs, ms, t0Ms, windows);
+                stallStartMs = -1;
+            }
+            prevTrades = trades;
+        }
+        if (!lines.isEmpty() && stallStartMs >= 0) {
+            endStall(csv, stallStartMs, Long.parseLong(lines.get(lines.size() - 1).split(",")[0]), t0Ms, windows);
+        }
+    }
+
+    private void endStall(final Path csv, final long fromMs, final long toMs, final long t0Ms, final List<FaultWindow> windows) {
+        if (fromMs < 0) {
+            return;
+        }
+        final long s = (toMs - fromMs) / 1000;
+        longestStallS = Math.max(longestStallS, s);
+        if (s > STALL_LIMIT_S) {
+            final String began = FaultWindow.label(windows, fromMs, null);
+            problems.add(String.format(Locale.ROOT, "%s: RELIABLE stalled: the publisher could not send a trade for %d s (%.1f s to %.1f s into the "
+                + "window; began in: %s)", csv.getFileName(), s, (fromMs - t0Ms) / 1000.0, (toMs - t0Ms) / 1000.0, began));
+        }
+    }
+
+    /** @return e.g. {@code where=F2:12,none:3} */
+    private static String compact(final Map<String, Long> byWindow) {
+        final StringBuilder sb = new StringBuilder("where=");
+        byWindow.forEach((w, n) -> {
+            if (n > 0) {
+                sb.append(sb.length() > 6 ? "," : "").append(w).append(':').append(n);
+            }
+        });
+        return sb.toString();
     }
 
     private void checkClose(final Path p, final Map<String, String> s) {

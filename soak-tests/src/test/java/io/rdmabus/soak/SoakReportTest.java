@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,6 +33,39 @@ class SoakReportTest {
         assertEquals(1, c.reordered());
         assertEquals(1, c.badContent());
         assertEquals(10, c.last());
+    }
+
+    @Test
+    void streamCheckKeepsEachGapWithItsTime() {
+        final StreamCheck c = new StreamCheck();
+        c.onMessage(0, 0, true, 1000);
+        c.onMessage(3, 2, true, 2000);   // 1, 2 lost, bus reported 2
+        c.onMessage(4, 0, true, 3000);
+        c.onMessage(10, 0, true, 4000);  // 5..9 lost, bus reported nothing
+        assertEquals("2000:1:2:2,4000:5:5:0", c.gapEvents());
+        assertEquals(1000, c.firstMs());
+        assertEquals(4000, c.lastMs());
+    }
+
+    @Test
+    void gapsArePutInTheFaultWindowTheyFollow(@TempDir final Path dir) throws IOException {
+        final Path log = dir.resolve("faults.log");
+        Files.writeString(log, "1000 guest3 unauthenticated peer started (no bus secret, pid 1): must receive nothing\n"
+            + "10000 guest2 kill-9 subscriber JVM (pid 2) and restart it\n"
+            + "100000 guest3 ip link set eth0 down (10 s)\n"
+            + "110000 guest3 ip link set eth0 up\n"
+            + "300000 guest1 kill-9 publisher JVM (pid 3) and restart it (new session)\n");
+        final List<FaultWindow> w = FaultWindow.parse(log, 0);
+        assertEquals(3, w.size());
+        assertEquals("F3", w.get(1).id());      // numbered like the rate plot's markers: every logged line counts
+        assertEquals(110000, w.get(1).endMs());
+        final Map<String, long[]> byWindow = FaultWindow.attribute(w, "5000:1:1:1,120000:40:30:30,169000:90:2:0,171000:99:1:1,301000:7:3:3", "guest3");
+        final List<String> keys = List.copyOf(byWindow.keySet());
+        assertEquals(List.of(FaultWindow.NONE, "F3 guest3 ip link set eth0 down (10 s)",
+            "F5 guest1 kill-9 publisher JVM (pid 3) and restart it (new session)"), keys);
+        assertEquals(List.of(2L, 32L, 30L), java.util.Arrays.stream(byWindow.get(keys.get(1))).boxed().toList());
+        assertEquals(List.of(2L, 2L, 2L), java.util.Arrays.stream(byWindow.get(FaultWindow.NONE)).boxed().toList()); // 5000 and 171000
+        assertTrue(FaultWindow.label(w, 20000, "guest3").endsWith("(on another subscriber's guest)"));
     }
 
     @Test
@@ -79,6 +114,45 @@ class SoakReportTest {
         assertTrue(verdict.contains("res baseline ok") && verdict.contains("unauthenticated peer not run"), verdict);
         assertTrue(Files.size(dir.resolve("report/rate.png")) > 1000);
         assertTrue(Files.readString(dir.resolve("report/report.md")).contains("kill-9 subscriber JVM"));
+    }
+
+    @Test
+    void saysWhereReliableLossesHappenedAndCountsADeadPublishersTailApart(@TempDir final Path dir) throws IOException {
+        final Path lab = dir.resolve("lab");
+        lab(lab, "received=97 first=0 last=99 lost=3 lossEvents=1 reportedLost=3 duplicated=0 reordered=0 badContent=0", RES_BEFORE);
+        final long end = 2_000_000_000L;
+        Files.writeString(lab.resolve("shared/faults.log"), ((end - 60) * 1000) + " guest2 ip link set eth0 down (10 s)\n"
+            + ((end - 50) * 1000) + " guest2 ip link set eth0 up\n"
+            + ((end - 20) * 1000) + " guest1 kill-9 publisher JVM (pid 9) and restart it (new session)\n");
+        final Path g1 = lab.resolve("guest1");
+        final Path g2 = lab.resolve("guest2");
+        final Path sub = g2.resolve("sub-sub2-20.summary");
+        Files.writeString(sub, Files.readString(sub).replace("final=true", "trades.gaps.12=" + ((end - 45) * 1000) + ":50:3:3\n"
+            + "trades.session.30=received=40 first=0 last=39 lost=0 lossEvents=0 reportedLost=0 duplicated=0 reordered=0 badContent=0\nfinal=true"));
+        Files.writeString(g1.resolve("pub-pub1-11.start"), "name=pub1-11\nquoteSession=29\ntradeSession=30\n");
+        Files.writeString(g1.resolve("pub-pub1-11.csv"), "epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries\n1,160,45,0,0\n");
+        final String verdict = SoakReport.write(lab, dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: FAIL") && verdict.contains("reliable lost=3 dup=0 reordered=0 where=F1:3 lostWithDeadPublisher=5;"),
+            verdict);
+        final String md = Files.readString(dir.resolve("report/report.md"));
+        assertTrue(md.contains("| F1 guest2 ip link set eth0 down (10 s) | sub2-20 | trades RELIABLE | 12 | 1 | 3 | 3 |"), md);
+        assertTrue(md.contains("ended at 39; the publisher had sent at least up to 44 (5 lost with the dead publisher: not promised)"), md);
+    }
+
+    @Test
+    void failsWhenTheReliableStreamStallsAtThePublisher(@TempDir final Path dir) throws IOException {
+        final Path lab = dir.resolve("lab");
+        lab(lab, "received=100 first=0 last=99 lost=0 lossEvents=0 reportedLost=0 duplicated=0 reordered=0 badContent=0", RES_BEFORE);
+        final long end = 2_000_000_000L;
+        final StringBuilder csv = new StringBuilder("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries,refused_peers\n");
+        for (int s = 0; s < 100; s++) {   // trades stop at 10 s into the 100 s window: 89 s without progress
+            csv.append((end - 100 + s) * 1000).append(',').append(s * 4).append(',').append(Math.min(s, 10)).append(",0,").append(Math.max(0, s - 10))
+                .append(",3\n");
+        }
+        Files.writeString(lab.resolve("guest1/pub-pub1-10.csv"), csv);
+        final String verdict = SoakReport.write(lab, dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: FAIL") && verdict.contains("reliableStalled=89s"), verdict);
+        assertTrue(Files.readString(dir.resolve("report/report.md")).contains("RELIABLE stalled: the publisher could not send a trade for 89 s"));
     }
 
     @Test

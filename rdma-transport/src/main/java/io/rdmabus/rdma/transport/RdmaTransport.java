@@ -265,7 +265,9 @@ public final class RdmaTransport implements Transport {
             completionChannel = verbs.createCompletionChannel();
             cq = verbs.createCompletionQueue(Math.min(maxCqe, 16384), completionChannel);
             if (config.ud().mode() != UdConfig.Mode.RC) {
-                ud = UdEndpoint.open(config.ud(), config.udPayloadBytes(), config.sendBuffers(), pd, cq, bindIp, ctx.errorHandler()::accept);
+                // with a bus secret the Q_Key derives from it: a node without the secret gets no datagram (UdConfig.qkey)
+                ud = UdEndpoint.open(config.ud(), config.ud().qkey(config.auth().key()), config.udPayloadBytes(), config.sendBuffers(), pd, cq,
+                        bindIp, ctx.errorHandler()::accept);
             }
         } catch (UnknownHostException | RuntimeException e) {
             releaseNative();

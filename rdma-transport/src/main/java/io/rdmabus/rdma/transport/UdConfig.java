@@ -3,11 +3,15 @@ package io.rdmabus.rdma.transport;
 import io.rdmabus.BusConfigurationException;
 
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Settings of the best-effort UD path (parsed with the other {@code rdma.*} properties by {@link RdmaTransportConfig}).
@@ -111,7 +115,34 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
      * @return the Q_Key
      */
     int qkey() {
-        int k = digest("rdma-bus qkey\0" + domain) & 0x7FFFFFFF;
+        return qkeyOf(digest("rdma-bus qkey\0" + domain));
+    }
+
+    /**
+     * The Q_Key of a bus with a bus secret: the first 31 bits of HMAC-SHA256(secret, "rdma-bus qkey\0" + domain). A
+     * node without the secret cannot compute it, so its UD QP (with the plain {@link #qkey()}) never receives the bus's
+     * datagrams, not even from a multicast group it joined: the device drops them. A filter, not encryption: RoCE
+     * datagrams cross the wire in clear, and 31 bits do not stand up to someone who sees them.
+     *
+     * @param secret the bus secret's bytes, or null without one
+     * @return the Q_Key
+     */
+    int qkey(final byte[] secret) {
+        if (secret == null) {
+            return qkey();
+        }
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            byte[] d = mac.doFinal(("rdma-bus qkey\0" + domain).getBytes(StandardCharsets.UTF_8));
+            return qkeyOf(((d[0] & 0xFF) << 24) | ((d[1] & 0xFF) << 16) | ((d[2] & 0xFF) << 8) | (d[3] & 0xFF));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is always available", e);
+        }
+    }
+
+    private static int qkeyOf(final int hash) {
+        int k = hash & 0x7FFFFFFF;
         return k == 0x01234567 ? k ^ 1 : k;
     }
 

@@ -39,8 +39,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * so multicast joins attach it), a registered pool of receive buffers that are all pre-posted and re-posted after each
  * delivery, per-peer address handles (unicast mode) and per-topic multicast groups (multicast mode).
  *
- * <p>The QP's Q_Key is derived from the bus identity ({@link UdConfig#qkey()}): the device drops datagrams carrying
- * another key, so two buses on one fabric do not see each other's frames.
+ * <p>The QP's Q_Key is derived from the bus identity ({@link UdConfig#qkey()}), and from the bus secret when there is
+ * one ({@link UdConfig#qkey(byte[])}): the device drops datagrams carrying another key, so two buses on one fabric do
+ * not see each other's frames, and a node without the secret gets none even from a multicast group it joined.
  *
  * <p>Threads: completions (send and receive) arrive on the transport's shared CQ and are handed here by its poller
  * ({@link #onCompletion}); peer addresses arrive the same way ({@link #onPeerInfo}). Publications post from the
@@ -116,12 +117,12 @@ final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    private UdEndpoint(final UdConfig config, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
+    private UdEndpoint(final UdConfig config, final int qkey, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
                        final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors) {
         this.config = config;
         this.payloadBytes = payloadBytes;
         this.sendSlots = sendSlots;
-        this.qkey = config.qkey();
+        this.qkey = qkey;
         this.multicast = config.mode() == UdConfig.Mode.MULTICAST;
         this.pd = pd;
         this.errors = errors;
@@ -180,9 +181,9 @@ final class UdEndpoint implements AutoCloseable {
      * @param payloadBytes the datagram payload bound ({@code rdma.ud.payload.bytes}), checked against the port's active MTU
      * @param sendSlots    send slots per publication
      */
-    static UdEndpoint open(final UdConfig config, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
+    static UdEndpoint open(final UdConfig config, final int qkey, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
                            final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors) {
-        UdEndpoint e = new UdEndpoint(config, payloadBytes, sendSlots, pd, cq, bindIp, errors);
+        UdEndpoint e = new UdEndpoint(config, qkey, payloadBytes, sendSlots, pd, cq, bindIp, errors);
         try {
             for (int s = 0; s < e.recvSlots; s++) {
                 int rc = e.qp.postRecv(e.recvRequest.prepare(recvWrId(s), e.recvMr, (long) s * e.recvStride, e.recvStride));

@@ -42,6 +42,23 @@ class UdConfigTest {
     }
 
     @Test
+    void withABusSecretTheQkeyDerivesFromItSoANodeWithoutItHasAnother() {
+        UdConfig c = RdmaTransportConfig.parse(Map.of(UdConfig.DOMAIN, "desk-a")).ud();
+        byte[] s1 = "a bus secret of sixteen bytes or more".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] s2 = "another bus secret, also long enough".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(c.qkey(), c.qkey(null), "no secret: the identity's Q_Key");
+        assertEquals(c.qkey(s1), c.qkey(s1.clone()), "deterministic");
+        assertNotEquals(c.qkey(), c.qkey(s1), "a node without the secret has another Q_Key");
+        assertNotEquals(c.qkey(s1), c.qkey(s2), "another secret, another Q_Key");
+        assertNotEquals(c.qkey(s1), RdmaTransportConfig.parse(Map.of(UdConfig.DOMAIN, "desk-b")).ud().qkey(s1), "another identity too");
+        for (int i = 0; i < 1000; i++) {
+            int k = c.qkey(("secret-number-" + i + "-padding").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            assertTrue(k >= 0, "controlled Q_Key (high bit set)");
+            assertNotEquals(0x01234567, k, "rdma_cm's well-known Q_Key");
+        }
+    }
+
+    @Test
     void groupsAreDeterministicAndInsideTheConfiguredRange() {
         UdConfig c = RdmaTransportConfig.parse(Map.of(UdConfig.GROUPS, "239.77.0.0/16")).ud();
         int base = UdConfig.ipv4("239.77.0.0");
