@@ -84,6 +84,15 @@ final class Connection {
     // poller
     final int[] heldSlot;
     final int[] heldLength;
+    /**
+     * Poller thread: set when the poller took the connection over from the cm agent (after the peer was verified).
+     * Until then what the peer sends is kept in its receive slots ({@link #earlySlot}), not acted on: a connector
+     * checks the acceptor's proof only after the connection is established, and the acceptor may send at once.
+     */
+    boolean admitted;
+    final int[] earlySlot;
+    final int[] earlyLength;
+    int earlyCount;
     int heldHead;
     int heldSize;
     int headSinkIndex;
@@ -118,6 +127,8 @@ final class Connection {
         this.ctrlView = new UnsafeBuffer(ctrlMr.address(), (int) ctrlMr.sizeBytes());
         this.heldSlot = new int[recvSlots];
         this.heldLength = new int[recvSlots];
+        this.earlySlot = new int[recvSlots];
+        this.earlyLength = new int[recvSlots];
         // room for every send the QP can hold twice over: a full ring means completions were lost, which tears down
         this.sendRing = new long[Integer.highestOneBit(Math.max(64, maxSendWr * 4) - 1) << 1];
         this.sendRingMask = sendRing.length - 1;

@@ -841,6 +841,14 @@ public final class RdmaTransport implements Transport {
         }
 
         private void onReceive(final Connection c, final int slot, final int length) {
+            if (!c.admitted) {
+                // not verified yet (the cm agent still checks the peer's proof): keep it, act on it only after admission,
+                // so a peer that is then refused never had a SUB, UD address or credit taken from it
+                c.earlySlot[c.earlyCount] = slot;
+                c.earlyLength[c.earlyCount] = length;
+                c.earlyCount++;
+                return;
+            }
             int base = slot * c.slotBytes;
             int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
             int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
@@ -1161,6 +1169,11 @@ public final class RdmaTransport implements Transport {
                 c.pendingControl.add(new long[] {Wire.SUB, topicId});
             }
             flushControl(c, true);
+            c.admitted = true;
+            for (int i = 0; i < c.earlyCount && !c.closed; i++) {
+                onReceive(c, c.earlySlot[i], c.earlyLength[i]); // what the peer sent before it was verified, in order
+            }
+            c.earlyCount = 0;
         }
 
         void addLocal(final RdmaSubscription sub) {
