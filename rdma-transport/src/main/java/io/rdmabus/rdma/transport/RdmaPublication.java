@@ -296,11 +296,6 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         return topic.topicId();
     }
 
-    /** @return frames retained (the ring length, {@code rdma.retention.frames}) */
-    int retentionFrames() {
-        return slots;
-    }
-
     /** @return whether this publication has committed a frame of bus session {@code session} (poller, replay stable) */
     boolean ownsSession(final int session) {
         return sessionKnown && sessionId == session;
