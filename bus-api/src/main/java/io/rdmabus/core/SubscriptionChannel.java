@@ -209,9 +209,15 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
 
     private void recordGap(final SessionState session, final long gap) {
         if (gap > 0) {
-            gaps.addAndGet(gap);
-            session.lostPending += gap;
+            // saturating: a corrupt sequence number can claim a gap near 2^63, and a counter that wraps negative lies
+            gaps.accumulateAndGet(gap, SubscriptionChannel::saturatedAdd);
+            session.lostPending = saturatedAdd(session.lostPending, gap);
         }
+    }
+
+    private static long saturatedAdd(final long a, final long b) {
+        final long sum = a + b;
+        return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
     }
 
     private void publish(final long slot, final SessionState session, final DirectBuffer src, final int srcOffset, final int length,

@@ -134,6 +134,22 @@ class SubscriptionChannelTest {
     }
 
     @Test
+    void aCorruptSequenceNumberSaturatesTheGapCounterInsteadOfWrappingIt() {
+        final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
+        final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults(), MAX_FRAME, INLINE);
+        final Recorder<Long> recorder = attach(channel);
+        recorder.request(100);
+        channel.onFrame(frame, 0, longFrame(topic, 9, 0, 1));
+        channel.onFrame(frame, 0, longFrame(topic, 9, Long.MAX_VALUE - 1, 2)); // a gap of 2^63 - 2
+        channel.onFrame(frame, 0, longFrame(topic, 10, 0, 3));
+        channel.onFrame(frame, 0, longFrame(topic, 10, Long.MAX_VALUE / 2, 4)); // another session's huge gap on top
+        channel.deliver();
+        assertEquals(List.of(1L, 2L, 3L, 4L), recorder.received.stream().map(Received::value).toList());
+        assertEquals(Long.MAX_VALUE, channel.stats().gapMessages());
+        assertEquals(Long.MAX_VALUE - 2, recorder.received.get(1).lostBefore());
+    }
+
+    @Test
     void reassemblesFragmentsAndReportsAMessageWhoseMiddleWasLost() {
         final Topic<byte[]> topic = Topic.of("big", TestCodecs.BYTES, Delivery.RELIABLE);
         final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<byte[]>defaults(), MAX_FRAME, INLINE);

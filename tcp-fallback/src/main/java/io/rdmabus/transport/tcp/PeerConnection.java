@@ -189,6 +189,13 @@ final class PeerConnection extends ChannelDuplexHandler {
         return (seed != null ? "to " : "from ") + remote + " (" + remoteBusName + ")";
     }
 
+    /** @return this connection's state for a diagnostic message (racy reads of loop-confined fields; any thread) */
+    String describeState() {
+        final Channel ch = channel;
+        return describe() + " handshaken=" + handshaken + " paused=" + paused + " inactive=" + inactive + " channelOpen="
+            + (ch != null && ch.isOpen()) + " channelActive=" + (ch != null && ch.isActive()) + " queuedBytes=" + queuedBytes();
+    }
+
     // ------------------------------------------------------------------ outbound
 
     /** @return bytes queued but not yet handed to the socket layer */

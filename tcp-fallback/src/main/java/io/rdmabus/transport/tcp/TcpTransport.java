@@ -437,6 +437,15 @@ public final class TcpTransport implements Transport {
         }
     }
 
+    /** @return one line per handshaken connection with its state, for diagnostic messages */
+    String describeConnections() {
+        synchronized (lock) {
+            final StringBuilder out = new StringBuilder();
+            connections.forEach(c -> out.append("\n  ").append(c.describeState()));
+            return out.toString();
+        }
+    }
+
     // ------------------------------------------------------------------ close
 
     @Override
