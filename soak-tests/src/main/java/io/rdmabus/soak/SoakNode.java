@@ -92,8 +92,8 @@ public final class SoakNode {
         final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
             .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed").split(",")) : List.of())));
         RdmaTransport rdma = null;
+        final Map<String, String> props = new HashMap<>();
         if (transport.equals("rdma")) {
-            final Map<String, String> props = new HashMap<>();
             props.put("rdma.bind", require(opt, "bind"));
             props.put("rdma.cm.port.base", require(opt, "port"));
             props.put("rdma.cm.port.range", "1");
@@ -115,7 +115,23 @@ public final class SoakNode {
         } else if (transport.equals("tcp")) {
             builder.transportProperty("tcp.bind", require(opt, "bind") + ":" + require(opt, "port")); // host smoke test of the harness
         }
-        final Bus bus = builder.build();
+        Bus built = null;
+        while (built == null) {
+            try {
+                built = builder.build();
+            } catch (final io.rdmabus.TransportException e) {
+                // a JVM that comes up while this guest's NIC is down (the NIC fault, and a cold JVM takes minutes under
+                // TCG) finds no ACTIVE port: wait for the link instead of dying, so the node still takes part
+                if (rdma == null || !String.valueOf(e.getMessage()).startsWith("No ACTIVE RDMA port") || System.currentTimeMillis() > endMs.getAsLong()) {
+                    throw e;
+                }
+                System.out.println("soak " + name + ": " + e.getMessage() + "; waiting for the link");
+                Thread.sleep(1000);
+                rdma = (RdmaTransport) new RdmaTransportFactory().create(props);
+                builder.transport(rdma);
+            }
+        }
+        final Bus bus = built;
         System.out.println("soak " + name + ": bus up on " + opt.get("bind") + ":" + opt.get("port") + " at " + System.currentTimeMillis());
         final RdmaTransport rdmaTransport = rdma;
         refused = () -> rdmaTransport == null ? -1 : rdmaTransport.refusedPeers();

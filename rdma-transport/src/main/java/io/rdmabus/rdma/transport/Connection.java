@@ -70,6 +70,8 @@ final class Connection {
     volatile boolean destroyed;
 
     // set by the cm agent before the poller gets the connection
+    /** This node accepted the connection (the peer dialled it); false for one dialled to a seed (cm thread). */
+    boolean acceptedHere;
     /** The peer transport's random node id (from the connect private data), 0 if unknown. */
     long peerNodeId;
     /** The peer's rdma_cm listen endpoint ip:port (from its connect request, or the seed we dialled). */

@@ -140,6 +140,17 @@ final class RdmaDevices {
                 + " has no IPv4 address; set " + RdmaTransportConfig.BIND + " to the address rdma_cm should use");
     }
 
+    /**
+     * @param device device name
+     * @param port   port number
+     * @return false only if sysfs says the port is not ACTIVE now (true when it cannot be read: never hold work back on
+     *         a guess)
+     */
+    static boolean portActive(final String device, final int port) {
+        String state = read(SYSFS.resolve(device).resolve("ports").resolve(String.valueOf(port)).resolve("state"));
+        return state == null || state.contains("ACTIVE");
+    }
+
     private static String read(final Path p) {
         try {
             return Files.readString(p).trim();

@@ -97,10 +97,21 @@ public final class RdmaTransport implements Transport {
     private final AtomicLong refusedPeers = new AtomicLong();
     private final AtomicLong refusalsNotLogged = new AtomicLong();
     private volatile long lastRefusalLogNs = System.nanoTime() - REFUSAL_LOG_INTERVAL_NS;
+    /** {@link RdmaTransportConfig#keepaliveMs()} in nanoseconds, 0 = no keepalive. */
+    private final long keepaliveNs;
+    /** Connections closed because their peer dialled again (cm thread writes, read racily). */
+    private volatile long connectionsReplaced;
     private final List<RdmaPublication> publications = new ArrayList<>();
 
     private TransportContext context;
     private String bindIp;
+    /** The device port in use (sysfs name and number), for the port-state check before a disconnect. */
+    private String deviceName;
+    private int devicePort;
+    /** cm ids of destroyed connections whose DREQ waits for the port to be ACTIVE again (cm thread). */
+    private final List<CmId> idsAwaitingPort = new ArrayList<>();
+    /** Connections whose cm id was kept until the port came back (read racily, for the counters). */
+    private volatile long disconnectsDeferred;
     private int listenPort;
     private CmEventChannel listenChannel;
     private CmEventChannel activeChannel;
@@ -121,6 +132,7 @@ public final class RdmaTransport implements Transport {
      */
     public RdmaTransport(final RdmaTransportConfig config) {
         this.config = config;
+        this.keepaliveNs = TimeUnit.MILLISECONDS.toNanos(config.keepaliveMs());
     }
 
     @Override
@@ -163,7 +175,10 @@ public final class RdmaTransport implements Transport {
      * resume after a reconnect: {@code resumeRequests} (RESUME sent as a subscriber), {@code resumesServed} and
      * {@code framesReplayed} (as a publisher), {@code resumesRefused} (RESUME_FAILED sent: outside
      * {@code rdma.retention.frames} or session gone) and {@code resumeFailures} (RESUME_FAILED received: a local
-     * subscription failed with {@code RetentionExceededException}).
+     * subscription failed with {@code RetentionExceededException}); liveness: {@code keepaliveSends} (control messages
+     * sent on connections with nothing in flight, see {@code rdma.keepalive.ms}), {@code peersLost} (connections closed
+     * because the peer stopped acknowledging) and {@code connectionsReplaced} (a peer dialled again while this node
+     * still held the connection it had accepted from it: the old one is closed).
      */
     @Override
     public Map<String, Long> counters() {
@@ -177,6 +192,11 @@ public final class RdmaTransport implements Transport {
             out.put("framesReplayed", r[2]);
             out.put("resumesRefused", r[3]);
             out.put("resumeFailures", r[4]);
+            Poller p = poller();
+            out.put("keepaliveSends", p.keepaliveSends);
+            out.put("peersLost", p.peersLost);
+            out.put("connectionsReplaced", connectionsReplaced);
+            out.put("disconnectsDeferred", disconnectsDeferred);
         }
         UdEndpoint u = ud;
         if (u != null) {
@@ -238,6 +258,8 @@ public final class RdmaTransport implements Transport {
         }
         RdmaDevices.DevicePort dp = RdmaDevices.select(config.device(), config.port());
         bindIp = config.bindAddress() != null ? config.bindAddress() : RdmaDevices.ipv4Of(dp.netdev());
+        deviceName = dp.device();
+        devicePort = dp.port();
         try {
             listenChannel = new CmEventChannel();
             activeChannel = new CmEventChannel();
@@ -540,13 +562,19 @@ public final class RdmaTransport implements Transport {
     }
 
     private void destroyNative(final Connection c) {
+        destroyNative(c, true);
+    }
+
+    private void destroyNative(final Connection c, final boolean withCmId) {
         c.destroyed = true;
         closeQuietly(c.qp);
         c.recvRequest.close();
         c.ctrlRequest.close();
         closeQuietly(c.recvMr);
         closeQuietly(c.ctrlMr);
-        closeQuietly(c.cmId);
+        if (withCmId) {
+            closeQuietly(c.cmId);
+        }
         closeQuietly(c.ownChannel);
         connections.compareAndSet(c.id & (TABLE - 1), c, null);
     }
@@ -557,8 +585,17 @@ public final class RdmaTransport implements Transport {
             return;
         }
         c.closed = true;
+        // rxe (kernel 6.1): a CM MAD (the DREQ of rdma_disconnect or rdma_destroy_id) sent while the port is down fails
+        // on the device's GSI QP and leaves that QP unable to receive, so no rdma_cm connection to or from this host works
+        // until the device is re-created (RdmaLinkFlapRxeTest). While the port is down the QP is only moved to error here,
+        // and the cm id (whose destruction sends the DREQ) is kept until the port is ACTIVE again.
+        boolean portUp = closed || deviceName == null || RdmaDevices.portActive(deviceName, devicePort);
         try {
-            c.cmId.disconnect(); // QP to error: posted work flushes, so send slots get their completions back
+            if (portUp) {
+                c.cmId.disconnect(); // QP to error: posted work flushes, so send slots get their completions back
+            } else {
+                c.qp.toError();
+            }
         } catch (RuntimeException ignored) {
             // already disconnected by the peer or never established
         }
@@ -578,7 +615,28 @@ public final class RdmaTransport implements Transport {
             }
         }
         c.releaseAll(pools);
-        destroyNative(c);
+        if (portUp) {
+            destroyNative(c);
+        } else {
+            disconnectsDeferred++;
+            LOG.info("rdma transport of bus '{}': port {}/{} is down; {} keeps its cm id (and so its DREQ) until the port is ACTIVE again",
+                    context.busName(), deviceName, devicePort, c);
+            idsAwaitingPort.add(c.cmId);
+            destroyNative(c, false);
+        }
+    }
+
+    /** cm thread: destroys the cm ids kept while the port was down, once it is ACTIVE again (or the transport closes). */
+    private int destroyIdsAwaitingPort() {
+        if (idsAwaitingPort.isEmpty() || !closed && !RdmaDevices.portActive(deviceName, devicePort)) {
+            return 0;
+        }
+        int n = idsAwaitingPort.size();
+        for (CmId id : idsAwaitingPort) {
+            closeQuietly(id);
+        }
+        idsAwaitingPort.clear();
+        return n;
     }
 
     private static void closeQuietly(final AutoCloseable r) {
@@ -647,6 +705,10 @@ public final class RdmaTransport implements Transport {
                 destroyNative(c);
             }
         }
+        for (CmId id : idsAwaitingPort) { // the cm agent has stopped: its kept ids go now, port up or not
+            closeQuietly(id);
+        }
+        idsAwaitingPort.clear();
         releaseNative();
     }
 
@@ -692,6 +754,9 @@ public final class RdmaTransport implements Transport {
         long framesReplayed;
         long resumesRefused;
         long resumeFailuresReceived;
+        long keepaliveSends;
+        long peersLost;
+        private long nextKeepaliveNs;
         /** Subscriber side: resume state of connections lost, by the peer's node id, until it expires. */
         private final Long2ObjectHashMap<ResumeState> resumeByNode = new Long2ObjectHashMap<>();
         /** Publisher side: replays of retained frames to reconnected subscribers, in progress. */
@@ -736,10 +801,18 @@ public final class RdmaTransport implements Transport {
             emptyPolls = n == 0 ? emptyPolls + 1 : 0;
             boolean idle = quiet || emptyPolls >= 1000;
             quiet = false;
+            boolean keepalive = false;
+            if (keepaliveNs > 0) {
+                long now = System.nanoTime();
+                if (now - nextKeepaliveNs >= 0) {
+                    keepalive = true;
+                    nextKeepaliveNs = now + keepaliveNs;
+                }
+            }
             for (int i = 0; i < active.size(); i++) {
                 Connection c = active.get(i);
                 work += deliverHeld(c);
-                work += flushControl(c, idle);
+                work += flushControl(c, idle, keepalive);
             }
             if (idle) {
                 emptyPolls = 0;
@@ -835,8 +908,16 @@ public final class RdmaTransport implements Transport {
                 default -> context.errorHandler().accept(new TransportException("unknown rdma work request id " + wrId));
             }
             if (status != WorkCompletions.SUCCESS && c != null && !c.closed) {
-                fail(c, status == WorkCompletions.WR_FLUSH_ERR ? null
-                        : new TransportException(c + ": work completion failed: " + WorkCompletions.statusText(status)));
+                if (status == WorkCompletions.RETRY_EXC_ERR) {
+                    // the peer stopped acknowledging: gone or unreachable, not a fault of this node; it redials (or we do)
+                    peersLost++;
+                    LOG.warn("rdma transport of bus '{}': {} stopped acknowledging ({}); closing the connection, seeds redial and "
+                            + "RELIABLE subscribers resume", context.busName(), c, WorkCompletions.statusText(status));
+                    fail(c, null);
+                } else {
+                    fail(c, status == WorkCompletions.WR_FLUSH_ERR ? null
+                            : new TransportException(c + ": work completion failed: " + WorkCompletions.statusText(status)));
+                }
             }
         }
 
@@ -997,7 +1078,7 @@ public final class RdmaTransport implements Transport {
             return delivered;
         }
 
-        private int flushControl(final Connection c, final boolean idle) {
+        private int flushControl(final Connection c, final boolean idle, final boolean keepalive) {
             if (c.closed) {
                 return 0;
             }
@@ -1047,6 +1128,15 @@ public final class RdmaTransport implements Transport {
             if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle) || tail) {
                 if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
                     creditSends++;
+                    c.creditsToReturn = 0;
+                    sent++;
+                }
+            } else if (keepalive && sent == 0 && !anyControlInFlight(c) && c.unreleasedSends() == 0) {
+                // nothing in flight: a peer gone without a word (link down, host lost, its QP failed while its DREQ could
+                // not get through) would never be noticed, and a publisher out of its credits would wait forever; a
+                // signalled CREDIT (of what is owed, maybe 0) fails with RETRY_EXC_ERR after the RC retries if nobody answers
+                if (sendControl(c, Wire.CREDIT, c.creditsToReturn, 0)) {
+                    keepaliveSends++;
                     c.creditsToReturn = 0;
                     sent++;
                 }
@@ -1168,7 +1258,7 @@ public final class RdmaTransport implements Transport {
             for (int topicId : local.keySet()) {
                 c.pendingControl.add(new long[] {Wire.SUB, topicId});
             }
-            flushControl(c, true);
+            flushControl(c, true, false);
             c.admitted = true;
             for (int i = 0; i < c.earlyCount && !c.closed; i++) {
                 onReceive(c, c.earlySlot[i], c.earlyLength[i]); // what the peer sent before it was verified, in order
@@ -1303,7 +1393,7 @@ public final class RdmaTransport implements Transport {
         private void refuseResume(final Connection c, final int topicId, final int session, final long next, final long oldest) {
             resumesRefused++;
             c.pendingControl.add(new long[] {Wire.RESUME_FAILED, topicId, session, config.retentionFrames(), next, oldest});
-            flushControl(c, false); // before any new frame of the topic reaches the subscriber
+            flushControl(c, false, false); // before any new frame of the topic reaches the subscriber
         }
 
         /** @return whether a replay for {@code topicId} to {@code c} is pending */
@@ -1441,6 +1531,12 @@ public final class RdmaTransport implements Transport {
     private record ResumeState(Long2LongHashMap next, long expiresAtNs) {
     }
 
+    /** Failed dials of one seed since its last connection (cm thread). */
+    private static final class DialFailures {
+        long inARow;
+        String lastReason;
+    }
+
     /** Publisher side: one reconnected subscriber's replay of one session (poller). */
     private static final class Replay {
         final RdmaPublication pub;
@@ -1475,6 +1571,9 @@ public final class RdmaTransport implements Transport {
         private final java.util.HashMap<Long, Connection> byNode = new java.util.HashMap<>();
         /** The connections in {@link #byNode}, watched for DISCONNECTED (see noticeDisconnects). */
         private final List<Connection> watched = new ArrayList<>();
+        private long cmCycles;
+        /** Failed dials in a row, per seed (logged at 1, 10, 100, ...: a seed down for long is not a log flood). */
+        private final java.util.HashMap<InetSocketAddress, DialFailures> dialFailures = new java.util.HashMap<>();
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
@@ -1493,6 +1592,9 @@ public final class RdmaTransport implements Transport {
                 work++;
             }
             work += noticeDisconnects();
+            if ((cmCycles++ & 7) == 0) {
+                work += destroyIdsAwaitingPort(); // a sysfs read every 8th cycle (~200 ms), only while ids wait
+            }
             CmId.Request request;
             try {
                 request = listener.awaitConnectRequest(CM_WAIT_MS); // sleeps in poll(2): connects are rare, not worth a spin
@@ -1565,6 +1667,7 @@ public final class RdmaTransport implements Transport {
         }
 
         private void accept(final CmId.Request request) {
+            long startNs = System.nanoTime();
             CmId id = request.id();
             PeerAuth.Request req = PeerAuth.parseRequest(request.privateData());
             String peer = req == null ? "(unknown)" : req.listenEndpoint() + " node " + Long.toHexString(req.nodeId());
@@ -1583,13 +1686,26 @@ public final class RdmaTransport implements Transport {
             }
             // one connection per node pair: the first one established between two node ids wins; a later one is
             // rejected here, before establishment, so no frame ever travels on a duplicate
-            if (liveByNode(req.nodeId()) != null) {
-                rejectQuietly(id);
-                return;
+            Connection existing = liveByNode(req.nodeId());
+            if (existing != null) {
+                if (!existing.acceptedHere) {
+                    rejectQuietly(id); // we dialled it and it dialled us: keep the first one
+                    return;
+                }
+                // It dialled us before and dials again: a connector only dials a peer it holds no live connection to, so
+                // it gave up on the old one (its QP failed while the DREQ could not get through, or its connect step timed
+                // out while we accepted). Keeping the old one would refuse this node until a send to it fails, and a
+                // publisher out of that connection's credits sends nothing: close it and take the new one.
+                LOG.info("rdma transport of bus '{}': {} dialled again; closing its previous connection {}", context.busName(), peer, existing);
+                byNode.remove(req.nodeId());
+                watched.remove(existing);
+                connectionsReplaced++;
+                pollerCommands.offer(() -> poller().fail(existing, null));
             }
             Connection c = null;
             try {
                 c = buildConnection(id, null, peer);
+                c.acceptedHere = true;
                 c.peerNodeId = req.nodeId();
                 c.peerEndpoint = req.listenEndpoint();
                 byte[] nonce = PeerAuth.nonce();
@@ -1614,8 +1730,9 @@ public final class RdmaTransport implements Transport {
                 }
                 // Not an error of this bus: mostly the peer gave up on this request (its connect step timed out while
                 // the request waited here, errno 22 from rdma_accept) and dials again with backoff.
-                LOG.warn("rdma transport of bus '{}': accepting the connection of {} failed ({}); the peer dials again", context.busName(), peer,
-                        e.getMessage());
+                LOG.warn("rdma transport of bus '{}': accepting the connection of {} failed ({}; the request waited {} ms before this node took "
+                        + "it, the accept took {} ms); the peer dials again", context.busName(), peer, e.getMessage(),
+                        (startNs - request.readAtNs()) / 1_000_000, (System.nanoTime() - startNs) / 1_000_000);
             }
         }
 
@@ -1629,6 +1746,8 @@ public final class RdmaTransport implements Transport {
         }
 
         private Connection connect(final InetSocketAddress seed) {
+            long startNs = System.nanoTime();
+            long connectAtNs = 0;
             CmId id = null;
             Connection c = null;
             String peer = seed.getAddress().getHostAddress() + ":" + seed.getPort();
@@ -1639,6 +1758,7 @@ public final class RdmaTransport implements Transport {
                 c = buildConnection(id, null, peer);
                 byte[] nonce = PeerAuth.nonce();
                 int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
+                connectAtNs = System.nanoTime();
                 byte[] reply = id.connectForReply(PeerAuth.request(flags, nodeId, InetAddress.getByName(bindIp).getAddress(), listenPort, nonce),
                         config.connectTimeoutMs());
                 c.established = true;
@@ -1676,6 +1796,9 @@ public final class RdmaTransport implements Transport {
                 watched.add(c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
+                if (dialFailures.remove(seed) != null) {
+                    LOG.info("rdma transport of bus '{}': connected to seed {} again", context.busName(), peer);
+                }
                 return c;
             } catch (UnknownHostException | RuntimeException e) {
                 // REJECTED (nobody listens yet, or a duplicate), UNREACHABLE or a timeout: retried with backoff
@@ -1684,8 +1807,23 @@ public final class RdmaTransport implements Transport {
                 } else {
                     closeQuietly(id);
                 }
+                long nowNs = System.nanoTime();
+                onDialFailure(seed, peer, e.getMessage() + (connectAtNs == 0 ? "" : " (resolve and QP set-up took "
+                        + (connectAtNs - startNs) / 1_000_000 + " ms, the connect " + (nowNs - connectAtNs) / 1_000_000 + " ms)"));
                 return null;
             }
+        }
+
+        private void onDialFailure(final InetSocketAddress seed, final String peer, final String why) {
+            DialFailures f = dialFailures.computeIfAbsent(seed, k -> new DialFailures());
+            long n = ++f.inARow;
+            // the first, the 10th, 100th, every 1000th, and whenever the reason changes (a link back up, a peer back)
+            String reason = why.replaceAll(" \\(resolve and QP set-up took .*", "");
+            if (n == 1 || n == 10 || n == 100 || n % 1000 == 0 || !reason.equals(f.lastReason)) {
+                LOG.info("rdma transport of bus '{}': dialling seed {} failed {} time(s) in a row, retrying with backoff; last: {}",
+                        context.busName(), peer, n, why);
+            }
+            f.lastReason = reason;
         }
 
         @Override

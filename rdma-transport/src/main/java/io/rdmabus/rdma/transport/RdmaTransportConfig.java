@@ -23,12 +23,15 @@ import java.util.TreeSet;
  * @param retentionFrames     frames each RELIABLE publication retains for a reconnecting subscriber to resume from
  *                            (its send-slot ring is this long; at least {@code sendBuffers})
  * @param retentionResumeMs   how long a subscriber keeps its resume state after a connection is lost
+ * @param keepaliveMs         a connection with nothing in flight for this long gets a signalled control message, so a
+ *                            peer that vanished without a word (link down, host gone) fails the send after the RC retries
+ *                            and the connection is closed instead of waiting forever for credits; 0 = never
  * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
  * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
-                                  int retentionFrames, long retentionResumeMs, AuthConfig auth, UdConfig ud) {
+                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, AuthConfig auth, UdConfig ud) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */
@@ -53,6 +56,11 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
     public static final String RETENTION_FRAMES = "rdma.retention.frames";
     /** How long a subscriber keeps its resume state after a connection is lost, milliseconds (default 30000). */
     public static final String RETENTION_RESUME_MS = "rdma.retention.resume.ms";
+    /**
+     * A connection with nothing in flight for this long sends a control message, so a peer gone without a word is
+     * noticed by the RC retries (default 1000; 0 = never).
+     */
+    public static final String KEEPALIVE_MS = "rdma.keepalive.ms";
     /** The largest {@link #RETENTION_FRAMES}: a send slot index is 16 bits in a work request id. */
     static final int MAX_RETENTION_FRAMES = 65536;
     /** Bound on one publication's retention ring (registered memory), bytes. */
@@ -89,6 +97,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
                     + MAX_RETENTION_BYTES + ": lower " + RETENTION_FRAMES + " or " + FRAME_BYTES);
         }
         check(retentionResumeMs >= 0 && retentionResumeMs <= 3_600_000, RETENTION_RESUME_MS, String.valueOf(retentionResumeMs), "0..3600000");
+        check(keepaliveMs == 0 || keepaliveMs >= 10 && keepaliveMs <= 600_000, KEEPALIVE_MS, String.valueOf(keepaliveMs), "0 (never) or 10..600000");
     }
 
     /** @return the accepted property keys with their defaults ("" = detected) */
@@ -118,7 +127,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         return new RdmaTransportConfig(device, intOf(properties, PORT), bind, intOf(properties, CM_PORT_BASE),
                 intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
-                intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), AuthConfig.parse(properties), UdConfig.parse(properties));
+                intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), intOf(properties, KEEPALIVE_MS), AuthConfig.parse(properties),
+                UdConfig.parse(properties));
     }
 
     /** @return the receive/send slot size: envelope plus the largest frame */
@@ -169,6 +179,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(CONNECT_TIMEOUT_MS, "3000");
         m.put(RETENTION_FRAMES, "1024");
         m.put(RETENTION_RESUME_MS, "30000");
+        m.put(KEEPALIVE_MS, "1000");
         m.putAll(AuthConfig.defaults()); // bus secret keys
         m.putAll(UdConfig.defaults()); // UD path keys
         return java.util.Collections.unmodifiableMap(m);

@@ -9,6 +9,7 @@ package io.rdmabus.rdma.verbs;
  * @param listenIdAddress native listening id for CONNECT_REQUEST, else 0
  * @param privateData connection private data (may be empty)
  * @param ud          UD parameters (SIDR / multicast join), or null
+ * @param readAtNs    {@link System#nanoTime()} when it was read from the channel (how long a request waited for us)
  */
-public record CmEvent(CmEventType type, int status, long idAddress, long listenIdAddress, byte[] privateData, UdPeer ud) {
+public record CmEvent(CmEventType type, int status, long idAddress, long listenIdAddress, byte[] privateData, UdPeer ud, long readAtNs) {
 }

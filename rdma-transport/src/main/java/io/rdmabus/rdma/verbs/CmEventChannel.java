@@ -85,6 +85,17 @@ public final class CmEventChannel extends NativeResource {
         return found;
     }
 
+    /**
+     * Drops the pending events of a destroyed id (its address may be reused by the next id). A no-op on a closed channel.
+     *
+     * @param idAddress the destroyed id's address
+     */
+    synchronized void forget(long idAddress) {
+        if (!isClosed()) {
+            pending.removeIf(e -> e.idAddress() == idAddress || e.listenIdAddress() == idAddress);
+        }
+    }
+
     private static long owner(CmEvent e) {
         return e.type() == CmEventType.CONNECT_REQUEST && e.listenIdAddress() != 0 ? e.listenIdAddress() : e.idAddress();
     }
@@ -113,7 +124,7 @@ public final class CmEventChannel extends NativeResource {
                     MemorySegment c = rdma_cm_event.param.conn(param);
                     priv = copy(rdma_conn_param.private_data(c), Byte.toUnsignedInt(rdma_conn_param.private_data_len(c)));
                 }
-                return new CmEvent(type, status, id, listenId, priv, ud);
+                return new CmEvent(type, status, id, listenId, priv, ud, System.nanoTime());
             } finally {
                 Native.callInt("rdma_ack_cm_event", ACK, ev);
             }

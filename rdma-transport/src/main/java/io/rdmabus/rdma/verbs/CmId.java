@@ -118,7 +118,7 @@ public final class CmId extends NativeResource {
         if (e.type() != CmEventType.CONNECT_REQUEST) {
             throw new RdmaConnectException("await connect request", e.type(), e.status(), "");
         }
-        return new Request(new CmId(channel, MemorySegment.ofAddress(e.idAddress()), portSpace), e.privateData());
+        return new Request(new CmId(channel, MemorySegment.ofAddress(e.idAddress()), portSpace), e.privateData(), e.readAtNs());
     }
 
     /**
@@ -126,8 +126,9 @@ public final class CmId extends NativeResource {
      *
      * @param id          the new id for this peer (owned by the caller)
      * @param privateData the peer's private data
+     * @param readAtNs    {@link System#nanoTime()} when the request was read from the event channel
      */
-    public record Request(CmId id, byte[] privateData) {
+    public record Request(CmId id, byte[] privateData, long readAtNs) {
     }
 
     /**
@@ -328,5 +329,8 @@ public final class CmId extends NativeResource {
     @Override
     void release() {
         Native.callInt("rdma_destroy_id", DESTROY, id);
+        // events of this id already read into the channel's pending list would otherwise be handed to the next id that
+        // malloc places at the same address (a stale DISCONNECTED or REJECTED failing a new connect at once)
+        channel.forget(id.address());
     }
 }

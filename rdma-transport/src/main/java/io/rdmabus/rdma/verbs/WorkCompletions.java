@@ -17,6 +17,8 @@ public final class WorkCompletions implements AutoCloseable {
     public static final int WR_FLUSH_ERR = RdmaCm.IBV_WC_WR_FLUSH_ERR();
     /** {@code IBV_WC_REM_ACCESS_ERR}: wrong rkey or range at the remote side. */
     public static final int REM_ACCESS_ERR = RdmaCm.IBV_WC_REM_ACCESS_ERR();
+    /** {@code IBV_WC_RETRY_EXC_ERR}: the peer never acknowledged (RC retries ran out): it is gone or unreachable. */
+    public static final int RETRY_EXC_ERR = RdmaCm.IBV_WC_RETRY_EXC_ERR();
     /** {@code IBV_WC_RECV} opcode. */
     public static final int OPCODE_RECV = RdmaCm.IBV_WC_RECV();
 

@@ -100,9 +100,12 @@ class RdmaTransportFactoryTest {
         assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "70000"), "rdma.retention.frames");
         assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "65536", RdmaTransportConfig.FRAME_BYTES, "65536"), "rdma.frame.bytes");
         assertBad(Map.of(RdmaTransportConfig.RETENTION_RESUME_MS, "-1"), "rdma.retention.resume.ms");
+        assertBad(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "5"), "0 (never) or 10..600000");
         RdmaTransportConfig defaults = RdmaTransportConfig.parse(Map.of());
         assertEquals(1024, defaults.retentionFrames());
         assertEquals(30_000, defaults.retentionResumeMs());
+        assertEquals(1000, defaults.keepaliveMs());
+        assertEquals(0, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "0")).keepaliveMs());
         assertEquals(16, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "16", RdmaTransportConfig.SEND_BUFFERS, "16"))
                 .retentionFrames());
     }
