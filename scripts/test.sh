@@ -109,8 +109,11 @@ if [ "$run_lab" = 1 ]; then
             --class io.rdmabus.rdma.transport.RdmaResumeRxeTest
         # BEST_EFFORT over UD: UdRxeTest on each guest's own rxe0, UdTwoGuestRxeTest across the two guests (unicast and
         # multicast). The TCK with best effort over multicast (RdmaMulticastTckTest) is run by hand (docs/rdma-transport.md).
-        [ "$lab_skip_reason" = "" ] && run_lab "UD path, 2 guests" --module rdma-transport --guests 2 \
-            --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest
+        # RdmaLinkFlapRxeTest: a RELIABLE stream across the two guests survives the subscriber guest's NIC going down
+        # for 15 s and up (exactly once, in order; the publisher gets everything out).
+        [ "$lab_skip_reason" = "" ] && run_lab "UD path + link flap, 2 guests" --module rdma-transport --guests 2 \
+            --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest \
+            --class io.rdmabus.rdma.transport.RdmaLinkFlapRxeTest
         # soak-tests (issue 6): 200 connect/exchange/close cycles of two rdma buses with rdma res, heap and thread checks
         # (-Dsoak.connect.cycles=1000 for the long form).
         [ "$lab_skip_reason" = "" ] && run_lab "connect/close loop x200, 1 guest" --module soak-tests --guests 1 --timeout-s 1800 \

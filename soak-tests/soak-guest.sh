@@ -94,9 +94,10 @@ T0=$(( END - D ))               # start of the traffic window
 at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"; }
 LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JVM and netem faults
 # ---- this guest's part of the fault schedule
-if [ "$I" = "$LAST" ] && [ "$N" -ge 3 ]; then
-  # a peer without the bus secret tries to join for the whole traffic window (a second JVM on the last guest; started
-  # at the window's start, so it does not slow the legitimate JVMs' start)
+if [ "$I" = 2 ]; then
+  # a peer without the bus secret tries to join for the whole traffic window (a second JVM on guest 2; started at the
+  # window's start, so it does not slow the legitimate JVMs' start). Not on the last guest: its cold start (2-3 min
+  # under TCG) ran into that guest's NIC fault, and it came up after the window had ended (soak-short-20261122T090919Z)
   at 0; start_node unauth; fault "unauthenticated peer started (no bus secret, pid $UNAUTH_PID): must receive nothing"
 fi
 if [ "$I" = 2 ]; then
