@@ -70,6 +70,7 @@ start_node() {
 
 ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
 start_node $ROLE
+[ "$I" = 2 ] && start_node unauth
 if [ "$I" = 1 ]; then
   # The new publisher of the 75% fault is a warm standby, started now: a cold JVM needs 1.5-5 min under TCG to start
   # and connect, longer than the rest of a short window. It listens on port PORT+2 (every subscriber has both endpoints
@@ -95,10 +96,11 @@ at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" 
 LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JVM and netem faults
 # ---- this guest's part of the fault schedule
 if [ "$I" = 2 ]; then
-  # a peer without the bus secret tries to join for the whole traffic window (a second JVM on guest 2; started at the
-  # window's start, so it does not slow the legitimate JVMs' start). Not on the last guest: its cold start (2-3 min
-  # under TCG) ran into that guest's NIC fault, and it came up after the window had ended (soak-short-20261122T090919Z)
-  at 0; start_node unauth; fault "unauthenticated peer started (no bus secret, pid $UNAUTH_PID): must receive nothing"
+  # a peer without the bus secret tries to join for the whole traffic window: a second JVM on guest 2, started at boot
+  # (a cold start takes 2-3 min under TCG). Started at the window's start it either ran into the last guest's NIC fault
+  # and came up after the window (soak-short-20261122T090919Z), or, on guest 2, delayed the restart of guest 2's killed
+  # subscriber past the window (soak-short-20261122T091921Z)
+  at 0; fault "unauthenticated peer running since boot (no bus secret, pid $UNAUTH_PID): must receive nothing"
 fi
 if [ "$I" = 2 ]; then
   at 15; fault "kill-9 subscriber JVM (pid $NODE_PID) and restart it"; kill -9 "$NODE_PID"; wait "$NODE_PID" 2>/dev/null

@@ -219,6 +219,12 @@ public final class SoakReport {
                 continue;
             }
             final String state = s.get("state") + ("true".equals(s.get("final")) ? "" : " (killed)");
+            if (s.keySet().stream().noneMatch(k -> k.startsWith("quotes.session.") || k.startsWith("trades.session."))) {
+                // a subscriber JVM (e.g. the one restarted after a kill -9) that got nothing did not take part: its part of
+                // the schedule (rejoining) is not proven; usually its cold start outlasted the window
+                problems.add(name + " received nothing in the traffic window (its JVM came up too late, or it never joined): its part of "
+                    + "the schedule is not proven");
+            }
             for (final Map.Entry<String, String> e : s.entrySet()) {
                 final boolean quotes = e.getKey().startsWith("quotes.session.");
                 final boolean trades = e.getKey().startsWith("trades.session.");
