@@ -2,7 +2,7 @@
 # Soak run on the rxe lab (issue 6). See soak-tests/README.md.
 #   soak-tests/run-soak.sh --profile short|long [--guests N] [--duration-s S] [--rate QUOTES_PER_S] [--out DIR]
 #                          [--ud-mode multicast|unicast|rc]   (BEST_EFFORT path; default multicast)
-# short: 240 s of traffic at 40 quotes/s (+10 trades/s) on 3 guests (CI); long: 3 h at 100 quotes/s.
+# short: 300 s of traffic at 40 quotes/s (+10 trades/s) on 3 guests (CI); long: 3 h at 100 quotes/s.
 # Boots the guests through the shared lab lock, runs the publisher on guest 1 and subscribers on guests 2..N with the
 # fault schedule, then writes <out>/soak-<profile>-<timestamp>/report.md + rate.png + latency.png and prints ONE line
 #   soak verdict: PASS|FAIL ...
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$PROFILE" in
-  short) DURATION=${DURATION:-240}; RATE=${RATE:-40} ;;
+  short) DURATION=${DURATION:-300}; RATE=${RATE:-40} ;;
   long) DURATION=${DURATION:-10800}; RATE=${RATE:-100} ;;
   *) echo "run-soak: --profile must be short or long" >&2; exit 2 ;;
 esac

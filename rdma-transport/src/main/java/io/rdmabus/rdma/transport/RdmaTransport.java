@@ -177,8 +177,9 @@ public final class RdmaTransport implements Transport {
      * {@code rdma.retention.frames} or session gone) and {@code resumeFailures} (RESUME_FAILED received: a local
      * subscription failed with {@code RetentionExceededException}); liveness: {@code keepaliveSends} (control messages
      * sent on connections with nothing in flight, see {@code rdma.keepalive.ms}), {@code peersLost} (connections closed
-     * because the peer stopped acknowledging) and {@code connectionsReplaced} (a peer dialled again while this node
-     * still held the connection it had accepted from it: the old one is closed).
+     * because the peer stopped acknowledging), {@code connectionsReplaced} (a peer dialled again while this node
+     * still held the connection it had accepted from it: the old one is closed) and {@code disconnectsDeferred} (failed
+     * connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again).
      */
     @Override
     public Map<String, Long> counters() {
@@ -585,10 +586,10 @@ public final class RdmaTransport implements Transport {
             return;
         }
         c.closed = true;
-        // rxe (kernel 6.1): a CM MAD (the DREQ of rdma_disconnect or rdma_destroy_id) sent while the port is down fails
-        // on the device's GSI QP and leaves that QP unable to receive, so no rdma_cm connection to or from this host works
-        // until the device is re-created (RdmaLinkFlapRxeTest). While the port is down the QP is only moved to error here,
-        // and the cm id (whose destruction sends the DREQ) is kept until the port is ACTIVE again.
+        // rxe (guest kernel 6.1): a DREQ (of rdma_disconnect, or of rdma_destroy_id on a connected id) sent while the port
+        // was down left the host unable to complete any rdma_cm handshake after the link came back: the device counted no
+        // received packet, every REP was lost (RdmaLinkFlapRxeTest, docs/rdma-transport.md). So while the port is down the
+        // QP only goes to error here, and the cm id (whose destruction sends the DREQ) is kept until the port is ACTIVE.
         boolean portUp = closed || deviceName == null || RdmaDevices.portActive(deviceName, devicePort);
         try {
             if (portUp) {
@@ -1796,8 +1797,9 @@ public final class RdmaTransport implements Transport {
                 watched.add(c);
                 Connection added = c;
                 pollerCommands.offer(() -> poller().addConnection(added));
-                if (dialFailures.remove(seed) != null) {
-                    LOG.info("rdma transport of bus '{}': connected to seed {} again", context.busName(), peer);
+                DialFailures failed = dialFailures.remove(seed);
+                if (failed != null) {
+                    LOG.info("rdma transport of bus '{}': connected to seed {} after {} failed attempt(s)", context.busName(), peer, failed.inARow);
                 }
                 return c;
             } catch (UnknownHostException | RuntimeException e) {
