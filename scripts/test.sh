@@ -118,8 +118,10 @@ if [ "$run_lab" = 1 ]; then
         # (-Dsoak.connect.cycles=1000 for the long form).
         [ "$lab_skip_reason" = "" ] && run_lab "connect/close loop x200, 1 guest" --module soak-tests --guests 1 --timeout-s 1800 \
             --class io.rdmabus.soak.ConnectLoopRxeTest
-        # The short soak profile (soak-tests/run-soak.sh --profile short, run_soak above) is not run here yet: it does not
-        # pass (issue 6: RELIABLE stalls after a subscriber guest's NIC goes down and up; soak-tests/README.md "Results").
+        # The short soak profile (soak-tests/run-soak.sh --profile short, run_soak above) is not run here yet. Its RELIABLE,
+        # BEST_EFFORT, rdma res and unauthenticated-peer checks passed in the last four runs, but the subscriber JVM it
+        # restarts after a kill -9 takes 150-240 s to start under TCG and did not get into the window in three of them,
+        # which the report rightly calls a problem (issue 6; soak-tests/README.md "Results").
     fi
     if [ -n "$lab_skip_reason" ]; then
         echo "!!!!!!!! RXE LAB SKIPPED ($lab_skip_reason): the real-verbs suites did not run; counted as skipped, not passed !!!!!!!!"
