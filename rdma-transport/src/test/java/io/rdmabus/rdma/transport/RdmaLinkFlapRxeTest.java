@@ -16,7 +16,6 @@ import io.rdmabus.spi.StaticSeedDiscovery;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,11 +49,11 @@ class RdmaLinkFlapRxeTest {
 
     @Test
     void aReliableStreamSurvivesTheSubscriberLinkGoingDownAndUp() throws Exception {
-        int guest = Integer.parseInt(require("LAB_GUEST_INDEX"));
-        int guests = Integer.parseInt(require("LAB_GUEST_COUNT"));
+        int guest = Integer.parseInt(LabGuests.require("LAB_GUEST_INDEX"));
+        int guests = Integer.parseInt(LabGuests.require("LAB_GUEST_COUNT"));
         assertTrue(guests >= 2, "needs 2 guests: lab/run-junit.sh --module rdma-transport --guests 2");
-        String self = require("LAB_SELF_IP").trim();
-        String publisherIp = require("LAB_GUEST_IPS").trim().split("\\s+")[0];
+        String self = LabGuests.require("LAB_SELF_IP").trim();
+        String publisherIp = LabGuests.require("LAB_GUEST_IPS").trim().split("\\s+")[0];
         if (guest == 1) {
             publish(self);
         } else if (guest == 2) {
@@ -72,7 +71,7 @@ class RdmaLinkFlapRxeTest {
     private static void publish(final String self) throws Exception {
         try (Bus bus = bus("flap-pub", self, List.of())) {
             BusPublication<String> pub = bus.publication(TOPIC);
-            signal("flap-pub-ready");
+            LabGuests.signal("flap-pub-ready");
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
             int sent = 0;
             long longestWaitNs = 0;
@@ -88,7 +87,7 @@ class RdmaLinkFlapRxeTest {
                     lastOkNs = now;
                     sent++;
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // ~200/s: the flap lands mid-stream
-                } else if (status == PublishStatus.CLOSED || Files.exists(shared("flap-sub-done"))) {
+                } else if (status == PublishStatus.CLOSED || Files.exists(LabGuests.shared("flap-sub-done"))) {
                     break; // the subscriber gave up
                 } else {
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // back-pressured, or no subscriber connected
@@ -98,12 +97,12 @@ class RdmaLinkFlapRxeTest {
                     + " ms; longest wait between two accepted offers " + longestWaitNs / 1_000_000 + " ms; counters "
                     + bus.stats().transportCounters());
             assertEquals(COUNT, sent, "the publisher could not get every message out (stalled after the subscriber's link came back?)");
-            awaitFile("flap-sub-done");
+            LabGuests.awaitFile("flap-sub-done", WAIT_MS);
         }
     }
 
     private static void subscribeAndFlap(final String self, final String publisherIp) throws Exception {
-        awaitFile("flap-pub-ready");
+        LabGuests.awaitFile("flap-pub-ready", WAIT_MS);
         List<Received<String>> got = new CopyOnWriteArrayList<>();
         AtomicReference<Throwable> error = new AtomicReference<>();
         boolean down = false;
@@ -129,7 +128,7 @@ class RdmaLinkFlapRxeTest {
             }
             boolean all = flowing && await(() -> got.size() >= COUNT, RECOVER_MS);
             long tAll = System.nanoTime();
-            signal("flap-sub-done");
+            LabGuests.signal("flap-sub-done");
             System.err.println("flap subscriber: " + before + " received before the link went down, " + atUp + " when it came up "
                     + (tUp - tDown) / 1_000_000 + " ms later; the next message " + (tFlowing - tUp) / 1_000_000 + " ms after the link came up; "
                     + got.size() + " of " + COUNT + " " + (tAll - tUp) / 1_000_000 + " ms after it; counters " + bus.stats().transportCounters());
@@ -148,7 +147,7 @@ class RdmaLinkFlapRxeTest {
             assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "a RELIABLE stream reported a gap");
             Thread.sleep(2000); // let guest 1 see the signal before our connection goes
         } finally {
-            signal("flap-sub-done"); // a failed subscriber must not leave the publisher waiting for its whole budget
+            LabGuests.signal("flap-sub-done"); // a failed subscriber must not leave the publisher waiting for its whole budget
             if (down) {
                 run("ip", "link", "set", "eth0", "up");
             }
@@ -204,29 +203,5 @@ class RdmaLinkFlapRxeTest {
                 System.err.println("$ " + cmd + ": " + e);
             }
         }
-    }
-
-    private static Path shared(final String what) {
-        return Path.of(require("LAB_SHARED"), what);
-    }
-
-    private static void signal(final String what) throws IOException {
-        Files.writeString(shared(what), "1");
-    }
-
-    private static void awaitFile(final String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        while (!Files.exists(shared(what))) {
-            assertTrue(System.nanoTime() < deadline, what + " not signalled in " + WAIT_MS + " ms");
-            Thread.sleep(100);
-        }
-    }
-
-    private static String require(final String name) {
-        String v = System.getenv(name);
-        if (v == null || v.isBlank()) {
-            throw new AssertionError(name + " is not set: rxe tests run inside the guest lab (lab/run-junit.sh --module rdma-transport)");
-        }
-        return v;
     }
 }

@@ -13,9 +13,7 @@ import io.rdmabus.spi.TransportContext;
 import io.rdmabus.spi.TransportPublication;
 import io.rdmabus.spi.TransportStatus;
 
-import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,11 +43,11 @@ class UdTwoGuestRxeTest {
 
     @Test
     void unicastAndMulticastAcrossTwoGuests() throws Exception {
-        int guest = Integer.parseInt(require("LAB_GUEST_INDEX"));
-        int guests = Integer.parseInt(require("LAB_GUEST_COUNT"));
+        int guest = Integer.parseInt(LabGuests.require("LAB_GUEST_INDEX"));
+        int guests = Integer.parseInt(LabGuests.require("LAB_GUEST_COUNT"));
         assertTrue(guests >= 2, "needs 2 guests: lab/run-junit.sh --module rdma-transport --guests 2");
-        String self = require("LAB_SELF_IP").trim();
-        String subscriberIp = require("LAB_GUEST_IPS").trim().split("\\s+")[0];
+        String self = LabGuests.require("LAB_SELF_IP").trim();
+        String subscriberIp = LabGuests.require("LAB_GUEST_IPS").trim().split("\\s+")[0];
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         if (guest == 1) {
             subscribe(self, errors);
@@ -80,13 +78,13 @@ class UdTwoGuestRxeTest {
             Set<Long> gotMc = ConcurrentHashMap.newKeySet();
             uc.addSubscription(new TopicDescriptor("x-uc", 21, Delivery.BEST_EFFORT, 1000), sink(gotUc));
             mc.addSubscription(new TopicDescriptor("x-mc", 22, Delivery.BEST_EFFORT, 1000), sink(gotMc));
-            signal("ud-ready");
+            LabGuests.signal("ud-ready");
             long t0 = System.nanoTime();
             long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
             while ((gotUc.size() < WANTED || gotMc.size() < WANTED) && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
-            signal("ud-done");
+            LabGuests.signal("ud-done");
             System.err.println("guest 1 received over UD from guest 2: unicast " + gotUc.size() + " distinct frames (" + uc.udEndpoint().delivered()
                     + " datagrams), multicast " + gotMc.size() + " (" + mc.udEndpoint().delivered() + " datagrams) in "
                     + (System.nanoTime() - t0) / 1_000_000 + " ms");
@@ -101,7 +99,7 @@ class UdTwoGuestRxeTest {
     }
 
     private static void publish(final String self, final String subscriberIp, final List<Throwable> errors) throws Exception {
-        awaitFile("ud-ready");
+        LabGuests.awaitFile("ud-ready", WAIT_MS);
         RdmaTransport uc = start("g2-unicast", self, PORT_UNICAST, "unicast", List.of(subscriberIp + ":" + PORT_UNICAST), errors);
         RdmaTransport mc = start("g2-multicast", self, PORT_MULTICAST, "multicast", List.of(subscriberIp + ":" + PORT_MULTICAST), errors);
         try {
@@ -110,7 +108,7 @@ class UdTwoGuestRxeTest {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
             long seq = 0;
             long t0 = System.nanoTime();
-            while (!Files.exists(shared("ud-done")) && System.nanoTime() < deadline) {
+            while (!Files.exists(LabGuests.shared("ud-done")) && System.nanoTime() < deadline) {
                 boolean a = offer(pu, 21, seq);
                 boolean b = offer(pm, 22, seq);
                 if (a || b) {
@@ -120,7 +118,7 @@ class UdTwoGuestRxeTest {
             }
             System.err.println("guest 2 published " + seq + " frames on each topic in " + (System.nanoTime() - t0) / 1_000_000 + " ms (unicast "
                     + ((UdPublication) pu).sent() + " datagrams, multicast " + ((UdPublication) pm).sent() + ")");
-            assertTrue(Files.exists(shared("ud-done")), "guest 1 never had enough");
+            assertTrue(Files.exists(LabGuests.shared("ud-done")), "guest 1 never had enough");
             pu.close();
             pm.close();
         } finally {
@@ -146,29 +144,5 @@ class UdTwoGuestRxeTest {
                 return CONTINUE;
             }
         };
-    }
-
-    private static Path shared(final String what) {
-        return Path.of(require("LAB_SHARED"), what);
-    }
-
-    private static void signal(final String what) throws IOException {
-        Files.writeString(shared(what), "1");
-    }
-
-    private static void awaitFile(final String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        while (!Files.exists(shared(what))) {
-            assertTrue(System.nanoTime() < deadline, what + " not signalled in " + WAIT_MS + " ms");
-            Thread.sleep(100);
-        }
-    }
-
-    private static String require(final String name) {
-        String v = System.getenv(name);
-        if (v == null || v.isBlank()) {
-            throw new AssertionError(name + " is not set: rxe tests run inside the guest lab (lab/run-junit.sh --module rdma-transport)");
-        }
-        return v;
     }
 }
