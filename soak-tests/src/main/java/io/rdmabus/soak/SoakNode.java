@@ -47,7 +47,8 @@ import reactor.util.retry.Retry;
  * SoakNode publisher  --out DIR --bind IP --port P --rate QUOTES_PER_S (--end-epoch-s T | --end-file F) [--name N]
  *                     [--start-file F]   (a standby: publishes only once F exists) [--ready-file F] (created when its bus is up)
  * SoakNode subscriber --out DIR --bind IP --port P --seed IP:P[,IP:P..] --stop-file F (--end-epoch-s T | --end-file F) [--name N]
- *                     [--ready-file F]</pre>
+ *                     [--ready-file F] [--start-file F --warm-port P]   (a standby: warms up on a throwaway bus on port P,
+ *                     then creates the ready file, and joins only once the start file exists; see standBy)</pre>
  * {@code --end-file}: the run's end (epoch seconds) is written there once every subscriber is connected; until then
  * the publisher publishes and the subscribers check, without an end (bounded: {@code --max-wait-s}, default 3600).
  * {@code --ready-file}: created by a subscriber when its first trade arrives (it is connected to the publisher).
@@ -88,6 +89,21 @@ public final class SoakNode {
         final LongSupplier endMs = opt.containsKey("end-file")
             ? new EndFile(Path.of(opt.get("end-file")), System.currentTimeMillis() + 1000 * Long.parseLong(opt.getOrDefault("max-wait-s", "3600")))
             : fixedEnd(Long.parseLong(require(opt, "end-epoch-s")) * 1000);
+        final Path startFile = opt.containsKey("start-file") ? Path.of(opt.get("start-file")) : null;
+        final Path readyFile = opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null;
+        final boolean publisher = args[0].equals("publisher");
+        if (!publisher && startFile != null) {
+            standBy(opt, name, startFile, readyFile, endMs);
+        }
+        final Bus bus = openBus(opt, name, require(opt, "port"), endMs);
+        final int exit = publisher
+            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs, startFile, readyFile)
+            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs, startFile == null ? readyFile : null);
+        System.exit(exit);
+    }
+
+    /** Builds the node's bus, listening on {@code port}; waits for an ACTIVE port while the run lasts. */
+    private static Bus openBus(final Map<String, String> opt, final String name, final String port, final LongSupplier endMs) throws Exception {
         final String transport = opt.getOrDefault("transport", "rdma");
         final var builder = Bus.builder().name(name).transport(transport).idleStrategy("backoff")
             .discovery(new StaticSeedDiscovery(Map.of(transport, opt.containsKey("seed") ? List.of(opt.get("seed").split(",")) : List.of())));
@@ -95,7 +111,7 @@ public final class SoakNode {
         final Map<String, String> props = new HashMap<>();
         if (transport.equals("rdma")) {
             props.put("rdma.bind", require(opt, "bind"));
-            props.put("rdma.cm.port.base", require(opt, "port"));
+            props.put("rdma.cm.port.base", port);
             props.put("rdma.cm.port.range", "1");
             props.put("rdma.ud.mode", opt.getOrDefault("ud-mode", "multicast"));
             // 3 guests under TCG: the default 3 s per rdma_cm step (and for AUTH) expired on most handshakes in the first
@@ -113,7 +129,7 @@ public final class SoakNode {
             rdma = (RdmaTransport) new RdmaTransportFactory().create(props);
             builder.transport(rdma);
         } else if (transport.equals("tcp")) {
-            builder.transportProperty("tcp.bind", require(opt, "bind") + ":" + require(opt, "port")); // host smoke test of the harness
+            builder.transportProperty("tcp.bind", require(opt, "bind") + ":" + port); // host smoke test of the harness
         }
         Bus built = null;
         while (built == null) {
@@ -131,15 +147,42 @@ public final class SoakNode {
                 builder.transport(rdma);
             }
         }
-        final Bus bus = built;
-        System.out.println("soak " + name + ": bus up on " + opt.get("bind") + ":" + opt.get("port") + " at " + System.currentTimeMillis());
+        System.out.println("soak " + name + ": bus up on " + opt.get("bind") + ":" + port + " at " + System.currentTimeMillis());
         final RdmaTransport rdmaTransport = rdma;
         refused = () -> rdmaTransport == null ? -1 : rdmaTransport.refusedPeers();
-        final int exit = args[0].equals("publisher")
-            ? publish(bus, out, name, Integer.parseInt(opt.getOrDefault("rate", "100")), endMs,
-                opt.containsKey("start-file") ? Path.of(opt.get("start-file")) : null, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null)
-            : subscribe(bus, out, name, Path.of(require(opt, "stop-file")), endMs, opt.containsKey("ready-file") ? Path.of(opt.get("ready-file")) : null);
-        System.exit(exit);
+        return built;
+    }
+
+    /**
+     * A standby subscriber ({@code --start-file}): the replacement of the subscriber JVM that the schedule kills with -9.
+     * A cold JVM needs 150-240 s under TCG to start and join, so a restart begun at the kill came up after the short
+     * window in three soak runs of four and its rejoin went unproven. This JVM starts at boot instead and warms up with
+     * a throwaway bus of its own (node id, port {@code --warm-port}) that joins the publisher and takes a few trades,
+     * closes it, says it is ready, and waits for the start file (written right after the kill). Only then does it open
+     * the bus it is checked with: a new node that joins mid-run, as a restarted JVM's would.
+     */
+    private static void standBy(final Map<String, String> opt, final String name, final Path startFile, final Path readyFile,
+                                final LongSupplier endMs) throws Exception {
+        final Bus warm = openBus(opt, name + "-warm", require(opt, "warm-port"), endMs);
+        final java.util.concurrent.atomic.AtomicLong trades = new java.util.concurrent.atomic.AtomicLong();
+        final Disposable q = warm.subscribe(MarketDataTopics.QUOTES).subscribe(m -> { }, e -> { });
+        final Disposable t = warm.subscribe(MarketDataTopics.TRADES).subscribe(m -> trades.incrementAndGet(), e -> { });
+        final long warmStartMs = System.currentTimeMillis();
+        while (trades.get() < 20 && !Files.exists(startFile) && System.currentTimeMillis() < endMs.getAsLong()) {
+            Thread.sleep(100);
+        }
+        q.dispose();
+        t.dispose();
+        warm.close();
+        System.out.println("soak " + name + ": warmed up in " + (System.currentTimeMillis() - warmStartMs) + " ms (" + trades.get()
+            + " trades on a throwaway bus); standing by for " + startFile);
+        if (readyFile != null) {
+            Files.writeString(readyFile, name + " " + System.currentTimeMillis() + "\n", StandardCharsets.UTF_8);
+        }
+        while (!Files.exists(startFile) && System.currentTimeMillis() < endMs.getAsLong()) {
+            Thread.sleep(20);
+        }
+        System.out.println("soak " + name + ": start file seen at " + System.currentTimeMillis());
     }
 
     private static LongSupplier fixedEnd(final long endMs) {

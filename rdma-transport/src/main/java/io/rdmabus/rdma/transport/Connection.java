@@ -59,6 +59,8 @@ final class Connection {
     private long postedSeq;
     private long releasedSeq;
     private int sinceSignal;
+    /** The last signalled data send's post sequence, -1 before the first (postLock). */
+    private long lastSignaledSeq = -1;
     /** Per control slot: the post sequence of the first data send after it, i.e. what its completion releases (postLock). */
     private final long[] ctrlMark = new long[RdmaTransportConfig.CONTROL_SLOTS];
     /** Publisher threads between their closed-check and their post: destroy waits for 0 after {@link #closed}. */
@@ -100,6 +102,12 @@ final class Connection {
     int headSinkIndex;
     int creditsToReturn;
     boolean initSent;
+    /** Send completions (data and control, any status) polled for this connection: the stall watchdog's progress mark. */
+    long sendCompletions;
+    /** {@link #sendCompletions} at the watchdog's previous check. */
+    long sendCompletionsAtCheck;
+    /** When the watchdog first saw a signalled send in flight and no completion since its previous check, 0 if not stalled. */
+    long stalledSinceNs;
     /** {@link #postedSends()} at the poller's previous quiet check (tail release, see flushControl). */
     long postedAtLastQuiet = -1;
     final boolean[] ctrlBusy = new boolean[RdmaTransportConfig.CONTROL_SLOTS];
@@ -159,6 +167,9 @@ final class Connection {
     void dataSendPosted(final long seq, final boolean signaled) {
         postedSeq = seq + 1;
         sinceSignal = signaled ? 0 : sinceSignal + 1;
+        if (signaled) {
+            lastSignaledSeq = seq;
+        }
     }
 
     /** A control send goes out on {@code ctrlSlot}: its completion releases the data sends posted before it (postLock held). */
@@ -203,6 +214,16 @@ final class Connection {
     long postedSends() {
         synchronized (postLock) {
             return postedSeq;
+        }
+    }
+
+    /**
+     * @return a signalled data send is posted and its completion not seen yet, i.e. the device owes us a completion
+     *     (unsignalled sends after the last signalled one complete silently; read under postLock)
+     */
+    boolean signaledDataSendInFlight() {
+        synchronized (postLock) {
+            return lastSignaledSeq >= releasedSeq;
         }
     }
 

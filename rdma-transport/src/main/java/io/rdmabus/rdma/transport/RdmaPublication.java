@@ -16,6 +16,8 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A topic's sending side: a registered pool of send slots. {@link #tryClaim} takes the next slot (if its previous
@@ -38,6 +40,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 final class RdmaPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaPublication.class);
 
     final int poolIndex;
     private final RdmaTransport transport;
@@ -56,13 +59,13 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private final long[] slotSequence;
     /** Per slot: the committed frame's length (bus header included). */
     private final int[] slotLength;
-    /** Frames committed so far; commit k is in slot k % slots. Written by the publisher, read by the poller after {@link #inClaim}. */
+    /** Frames committed so far; commit k is in slot k % slots. Written by the publisher, read by the poller after {@link #claimInProgress}. */
     private long committed;
     /** The bus session id of this publication's frames (from the first committed frame's header); set once. */
     private volatile int sessionId;
     private volatile boolean sessionKnown;
     /** Publisher thread between a successful claim and its commit/abort (see the class comment). */
-    private volatile boolean inClaim;
+    private final ClaimGate gate = new ClaimGate();
     /** Replays in progress or pending on this publication (written by the poller only). */
     private volatile int replaying;
     /** Per slot: sends posted from it whose completion the poller has not seen yet (0 = free). */
@@ -109,16 +112,20 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         if (claimed) {
             abort();
         }
-        inClaim = true;
+        gate.enter();
+        if (closed) {
+            gate.leave(); // close() raced this claim: it waits for the gate, so the slots stay registered until here
+            return TransportStatus.CLOSED;
+        }
         if (replaying != 0) {
             // a reconnected subscriber is being replayed its missed frames first: nothing new may overtake them
-            inClaim = false;
+            gate.leave();
             replayWaits++;
             return TransportStatus.BACK_PRESSURED;
         }
         final int status = claimSlotAndCredits(frameLength);
         if (status != TransportStatus.OK) {
-            inClaim = false;
+            gate.leave();
         }
         return status;
     }
@@ -213,7 +220,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                 transport.connectionBroken(c);
             }
         }
-        inClaim = false;
+        gate.leave();
     }
 
     private boolean post(final Connection c, final int slot, final int base, final int frameLength, final SendRequest request) {
@@ -253,7 +260,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             claimed = false;
             giveBackCredits();
         }
-        inClaim = false;
+        gate.leave();
     }
 
     private void giveBackCredits() {
@@ -313,7 +320,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
 
     /** @return true while the publisher thread is between a claim and its commit/abort: the ring is not stable yet */
     boolean claimInProgress() {
-        return inClaim;
+        return gate.inClaim();
     }
 
     /** @return the first commit index still retained (only after {@link #claimInProgress} read false during a replay) */
@@ -368,12 +375,20 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return;
         }
         closed = true;
+        if (gate.heldByCurrentThread()) {
+            abort();
+        }
         // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered.
         final long deadline = System.nanoTime() + LINGER_NS;
         while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && transport.pollerRunning()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         transport.removePublication(this);
+        if (!gate.awaitOpen(deadline)) {
+            LOG.warn("{}: closed while a publisher thread was still inside a claim after {} ms; its {} bytes of registered memory are "
+                    + "leaked rather than freed under it", this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes());
+            return;
+        }
         request.close();
         replayRequest.close();
         mr.close();

@@ -99,6 +99,8 @@ public final class RdmaTransport implements Transport {
     private volatile long lastRefusalLogNs = System.nanoTime() - REFUSAL_LOG_INTERVAL_NS;
     /** {@link RdmaTransportConfig#keepaliveMs()} in nanoseconds, 0 = no keepalive. */
     private final long keepaliveNs;
+    /** {@link RdmaTransportConfig#sendStallMs()} in nanoseconds, 0 = no send-stall watchdog. */
+    private final long sendStallNs;
     /** Connections closed because their peer dialled again (cm thread writes, read racily). */
     private volatile long connectionsReplaced;
     private final List<RdmaPublication> publications = new ArrayList<>();
@@ -133,6 +135,7 @@ public final class RdmaTransport implements Transport {
     public RdmaTransport(final RdmaTransportConfig config) {
         this.config = config;
         this.keepaliveNs = TimeUnit.MILLISECONDS.toNanos(config.keepaliveMs());
+        this.sendStallNs = TimeUnit.MILLISECONDS.toNanos(config.sendStallMs());
     }
 
     @Override
@@ -177,7 +180,8 @@ public final class RdmaTransport implements Transport {
      * {@code rdma.retention.frames} or session gone) and {@code resumeFailures} (RESUME_FAILED received: a local
      * subscription failed with {@code RetentionExceededException}); liveness: {@code keepaliveSends} (control messages
      * sent on connections with nothing in flight, see {@code rdma.keepalive.ms}), {@code peersLost} (connections closed
-     * because the peer stopped acknowledging), {@code connectionsReplaced} (a peer dialled again while this node
+     * because the peer stopped acknowledging), {@code sendsStalled} (connections closed because a signalled send got
+     * no completion for {@code rdma.send.stall.ms}), {@code connectionsReplaced} (a peer dialled again while this node
      * still held the connection it had accepted from it: the old one is closed) and {@code disconnectsDeferred} (failed
      * connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again).
      */
@@ -196,6 +200,7 @@ public final class RdmaTransport implements Transport {
             Poller p = poller();
             out.put("keepaliveSends", p.keepaliveSends);
             out.put("peersLost", p.peersLost);
+            out.put("sendsStalled", p.sendsStalled);
             out.put("connectionsReplaced", connectionsReplaced);
             out.put("disconnectsDeferred", disconnectsDeferred);
         }
@@ -568,7 +573,11 @@ public final class RdmaTransport implements Transport {
 
     private void destroyNative(final Connection c, final boolean withCmId) {
         c.destroyed = true;
-        closeQuietly(c.qp);
+        synchronized (c.postLock) {
+            // a publisher that entered its post before closed was set may still be in it (destroy waits for posters only
+            // 1 s, and a thread can stall longer under load): every post checks closed under this lock, so none follows
+            closeQuietly(c.qp);
+        }
         c.recvRequest.close();
         c.ctrlRequest.close();
         closeQuietly(c.recvMr);
@@ -757,7 +766,9 @@ public final class RdmaTransport implements Transport {
         long resumeFailuresReceived;
         long keepaliveSends;
         long peersLost;
+        long sendsStalled;
         private long nextKeepaliveNs;
+        private long nextStallCheckNs;
         /** Subscriber side: resume state of connections lost, by the peer's node id, until it expires. */
         private final Long2ObjectHashMap<ResumeState> resumeByNode = new Long2ObjectHashMap<>();
         /** Publisher side: replays of retained frames to reconnected subscribers, in progress. */
@@ -803,11 +814,17 @@ public final class RdmaTransport implements Transport {
             boolean idle = quiet || emptyPolls >= 1000;
             quiet = false;
             boolean keepalive = false;
-            if (keepaliveNs > 0) {
+            if (keepaliveNs > 0 || sendStallNs > 0) {
                 long now = System.nanoTime();
-                if (now - nextKeepaliveNs >= 0) {
+                if (keepaliveNs > 0 && now - nextKeepaliveNs >= 0) {
                     keepalive = true;
                     nextKeepaliveNs = now + keepaliveNs;
+                }
+                if (sendStallNs > 0 && now - nextStallCheckNs >= 0) {
+                    nextStallCheckNs = now + sendStallNs / 8;
+                    for (int i = active.size() - 1; i >= 0; i--) {
+                        work += checkSendProgress(active.get(i), now);
+                    }
                 }
             }
             for (int i = 0; i < active.size(); i++) {
@@ -891,11 +908,13 @@ public final class RdmaTransport implements Transport {
             switch (kind) {
                 case KIND_DATA_SEND -> {
                     if (c != null) {
+                        c.sendCompletions++;
                         c.onDataSendCompletion(wrId & 0x0FFF_FFFFL, pools);
                     }
                 }
                 case KIND_CTRL_SEND -> {
                     if (c != null) {
+                        c.sendCompletions++;
                         c.ctrlBusy[slot] = false;
                         c.outstandingSends.decrementAndGet();
                         c.onControlSendCompletion(slot, pools);
@@ -1077,6 +1096,37 @@ public final class RdmaTransport implements Transport {
                 repost(c, slot);
             }
             return delivered;
+        }
+
+        /**
+         * Send-stall watchdog: a connection whose device owes a completion (a control send, or a signalled data send)
+         * and has polled none for {@code rdma.send.stall.ms} is failed, so the redial, the replacement of the accepted
+         * connection and RELIABLE resume take over. On rxe a send posted while the link was down was seen neither to
+         * complete nor to fail after the link came back, and it blocks the keepalive and every credit behind it.
+         *
+         * @return 1 if the connection was failed
+         */
+        private int checkSendProgress(final Connection c, final long nowNs) {
+            boolean owed = anyControlInFlight(c) || c.signaledDataSendInFlight();
+            if (!owed || c.sendCompletions != c.sendCompletionsAtCheck) {
+                c.sendCompletionsAtCheck = c.sendCompletions;
+                c.stalledSinceNs = 0;
+                return 0;
+            }
+            if (c.stalledSinceNs == 0) {
+                c.stalledSinceNs = nowNs;
+                return 0;
+            }
+            long stalledMs = TimeUnit.NANOSECONDS.toMillis(nowNs - c.stalledSinceNs);
+            if (nowNs - c.stalledSinceNs < sendStallNs) {
+                return 0;
+            }
+            sendsStalled++;
+            LOG.warn("rdma transport of bus '{}': {} has had sends in flight ({} unreleased data sends, control in flight: {}) "
+                    + "and no send completion for {} ms (rdma.send.stall.ms={}); closing the connection, seeds redial and RELIABLE "
+                    + "subscribers resume", context.busName(), c, c.unreleasedSends(), anyControlInFlight(c), stalledMs, config.sendStallMs());
+            fail(c, null);
+            return 1;
         }
 
         private int flushControl(final Connection c, final boolean idle, final boolean keepalive) {

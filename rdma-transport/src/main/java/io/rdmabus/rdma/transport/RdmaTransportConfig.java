@@ -26,12 +26,14 @@ import java.util.TreeSet;
  * @param keepaliveMs         a connection with nothing in flight for this long gets a signalled control message, so a
  *                            peer that vanished without a word (link down, host gone) fails the send after the RC retries
  *                            and the connection is closed instead of waiting forever for credits; 0 = never
+ * @param sendStallMs         a connection with a signalled send in flight and no send completion for this long is closed
+ *                            (the device neither completed nor failed it), so the redial and resume take over; 0 = never
  * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
  * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
-                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, AuthConfig auth, UdConfig ud) {
+                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, AuthConfig auth, UdConfig ud) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */
@@ -61,6 +63,11 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
      * noticed by the RC retries (default 1000; 0 = never).
      */
     public static final String KEEPALIVE_MS = "rdma.keepalive.ms";
+    /**
+     * A connection whose signalled send got neither a completion nor an error for this long is closed, and redialled
+     * and resumed like one that failed (default 10000; 0 = never).
+     */
+    public static final String SEND_STALL_MS = "rdma.send.stall.ms";
     /** The largest {@link #RETENTION_FRAMES}: a send slot index is 16 bits in a work request id. */
     static final int MAX_RETENTION_FRAMES = 65536;
     /** Bound on one publication's retention ring (registered memory), bytes. */
@@ -98,6 +105,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         }
         check(retentionResumeMs >= 0 && retentionResumeMs <= 3_600_000, RETENTION_RESUME_MS, String.valueOf(retentionResumeMs), "0..3600000");
         check(keepaliveMs == 0 || keepaliveMs >= 10 && keepaliveMs <= 600_000, KEEPALIVE_MS, String.valueOf(keepaliveMs), "0 (never) or 10..600000");
+        check(sendStallMs == 0 || sendStallMs >= 1000 && sendStallMs <= 3_600_000, SEND_STALL_MS, String.valueOf(sendStallMs),
+                "0 (never) or 1000..3600000");
     }
 
     /** @return the accepted property keys with their defaults ("" = detected) */
@@ -127,7 +136,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         return new RdmaTransportConfig(device, intOf(properties, PORT), bind, intOf(properties, CM_PORT_BASE),
                 intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
-                intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), intOf(properties, KEEPALIVE_MS), AuthConfig.parse(properties),
+                intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), intOf(properties, KEEPALIVE_MS),
+                intOf(properties, SEND_STALL_MS), AuthConfig.parse(properties),
                 UdConfig.parse(properties));
     }
 
@@ -180,6 +190,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(RETENTION_FRAMES, "1024");
         m.put(RETENTION_RESUME_MS, "30000");
         m.put(KEEPALIVE_MS, "1000");
+        m.put(SEND_STALL_MS, "10000");
         m.putAll(AuthConfig.defaults()); // bus secret keys
         m.putAll(UdConfig.defaults()); // UD path keys
         return java.util.Collections.unmodifiableMap(m);

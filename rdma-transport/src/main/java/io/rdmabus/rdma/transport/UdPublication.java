@@ -15,6 +15,8 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A BEST_EFFORT topic's sending side over UD: a registered pool of datagram-sized send slots. {@link #tryClaim} takes
@@ -29,6 +31,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 final class UdPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
+    private static final Logger LOG = LoggerFactory.getLogger(UdPublication.class);
 
     final int poolIndex;
     final UdEndpoint.Group group;
@@ -50,6 +53,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private boolean claimed;
     private int claimLength;
     private volatile boolean closed;
+    private final ClaimGate gate = new ClaimGate();
     private long sent;
     private long postFailures;
     private long skippedNoAddress;
@@ -74,11 +78,20 @@ final class UdPublication implements TransportPublication, FrameClaim {
         if (closed || endpoint.isClosed()) {
             return TransportStatus.CLOSED;
         }
+        if (claimed) {
+            abort(); // an earlier claim never committed (it opens the gate: before entering again)
+        }
+        gate.enter();
+        final int status = closed ? TransportStatus.CLOSED : claim(frameLength); // closed again: close() may have raced us
+        if (status != TransportStatus.OK) {
+            gate.leave();
+        }
+        return status;
+    }
+
+    private int claim(final int frameLength) {
         if (frameLength > maxFrame || frameLength < 0) {
             return TransportStatus.FRAME_TOO_LARGE;
-        }
-        if (claimed) {
-            abort();
         }
         final Connection[] subs = route.subscribers();
         if (!anyLive(subs)) {
@@ -171,6 +184,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
             }
         }
         release();
+        gate.leave();
     }
 
     private void post(final long wrId, final int slot, final int base, final AddressHandle ah, final int qpn) {
@@ -209,6 +223,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
             endpoint.outstanding.addAndGet(-targetCount);
             release();
         }
+        gate.leave();
     }
 
     @Override
@@ -249,13 +264,20 @@ final class UdPublication implements TransportPublication, FrameClaim {
             return;
         }
         closed = true;
-        abort();
+        if (gate.heldByCurrentThread()) {
+            abort(); // only the claiming thread may: the claim's fields are its own
+        }
         // Linger: posted datagrams read the slots' memory until they complete.
         final long deadline = System.nanoTime() + LINGER_NS;
         while (busySlots() > 0 && System.nanoTime() < deadline && !endpoint.isClosed()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         endpoint.removePublication(this);
+        if (!gate.awaitOpen(deadline)) {
+            LOG.warn("{}: closed while a publisher thread was still inside a claim after {} ms; its {} bytes of registered memory are "
+                    + "leaked rather than freed under it", this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes());
+            return;
+        }
         request.close();
         mr.close();
     }

@@ -101,10 +101,14 @@ class RdmaTransportFactoryTest {
         assertBad(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "65536", RdmaTransportConfig.FRAME_BYTES, "65536"), "rdma.frame.bytes");
         assertBad(Map.of(RdmaTransportConfig.RETENTION_RESUME_MS, "-1"), "rdma.retention.resume.ms");
         assertBad(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "5"), "0 (never) or 10..600000");
+        assertBad(Map.of(RdmaTransportConfig.SEND_STALL_MS, "500"), "rdma.send.stall.ms");
+        assertBad(Map.of(RdmaTransportConfig.SEND_STALL_MS, "500"), "0 (never) or 1000..3600000");
         RdmaTransportConfig defaults = RdmaTransportConfig.parse(Map.of());
         assertEquals(1024, defaults.retentionFrames());
         assertEquals(30_000, defaults.retentionResumeMs());
         assertEquals(1000, defaults.keepaliveMs());
+        assertEquals(10_000, defaults.sendStallMs());
+        assertEquals(0, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.SEND_STALL_MS, "0")).sendStallMs());
         assertEquals(0, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "0")).keepaliveMs());
         assertEquals(16, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "16", RdmaTransportConfig.SEND_BUFFERS, "16"))
                 .retentionFrames());

@@ -1,0 +1,50 @@
+package io.rdmabus.rdma.transport;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A publication's claim in progress, so {@code close()} on another thread does not free the registered slots while
+ * the publisher still writes into them (a raw {@code UnsafeBuffer} over the memory region: the arena's liveness check
+ * does not apply). The publisher enters before it re-checks {@code closed} and leaves after its commit or abort;
+ * close sets {@code closed} first, then waits for the gate to open, and leaks the memory (with a warning) rather than
+ * free it under a publisher that does not leave in time.
+ */
+final class ClaimGate {
+    private volatile boolean inClaim;
+    /** The thread of the claim in progress (written by it before {@link #inClaim}'s volatile write). */
+    private Thread claimer;
+
+    /** The publisher starts a claim (then re-checks its publication's closed flag). */
+    void enter() {
+        claimer = Thread.currentThread();
+        inClaim = true;
+    }
+
+    /** The claim was committed, aborted or refused. */
+    void leave() {
+        inClaim = false;
+    }
+
+    /** @return a claim is in progress (any thread) */
+    boolean inClaim() {
+        return inClaim;
+    }
+
+    /** @return a claim is in progress on the calling thread (close() called by the publisher itself mid-claim) */
+    boolean heldByCurrentThread() {
+        return inClaim && claimer == Thread.currentThread();
+    }
+
+    /**
+     * Waits until no claim is in progress.
+     *
+     * @param deadlineNs {@link System#nanoTime()} bound
+     * @return true if the gate is open, false if a claim was still in progress at the deadline
+     */
+    boolean awaitOpen(final long deadlineNs) {
+        while (inClaim && System.nanoTime() - deadlineNs < 0) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        return !inClaim;
+    }
+}
