@@ -78,7 +78,11 @@ start_node() {
 
 ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
 start_node $ROLE
-[ "$I" = 2 ] && start_node unauth
+# The unauthenticated peer runs on the last guest (guest 2 with only two): every guest then starts two JVMs at boot.
+# With it and the standby subscriber both on guest 2 (soak-short-20261122T113319Z), three cold JVMs on one vCPU took so
+# long that guest 2's subscriber had no trade after 4 min and the standby's first subscribe took 100 s.
+UNAUTH_GUEST=2; [ "$N" -ge 3 ] && UNAUTH_GUEST=$N
+[ "$I" = "$UNAUTH_GUEST" ] && start_node unauth
 # The subscriber JVM that the schedule kills is replaced by a warm standby JVM, started now: a JVM restarted cold at
 # the kill needed 150-240 s under TCG and came up after the window in three short runs of four (093402Z, 094558Z),
 # so its rejoin went unproven. The standby warms up on a throwaway bus, then waits; at the kill it opens a new bus
@@ -109,11 +113,11 @@ T0=$(( END - D ))               # start of the traffic window
 at() { local t=$(( T0 + D * $1 / 100 )); local w=$(( t - $(date +%s) )); [ "$w" -gt 0 ] && sleep "$w"; }
 LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JVM and netem faults
 # ---- this guest's part of the fault schedule
-if [ "$I" = 2 ]; then
-  # a peer without the bus secret tries to join for the whole traffic window: a second JVM on guest 2, started at boot
-  # (a cold start takes 2-3 min under TCG). Started at the window's start it either ran into the last guest's NIC fault
-  # and came up after the window (soak-short-20261122T090919Z), or, on guest 2, delayed the restart of guest 2's killed
-  # subscriber past the window (soak-short-20261122T091921Z)
+if [ "$I" = "$UNAUTH_GUEST" ]; then
+  # a peer without the bus secret tries to join for the whole traffic window: a second JVM, started at boot (a cold
+  # start takes 2-3 min under TCG). Started at the window's start on the last guest it ran into that guest's NIC fault
+  # and came up after the window (soak-short-20261122T090919Z); a JVM that comes up while the NIC is down now waits
+  # for the port
   at 0; fault "unauthenticated peer running since boot (no bus secret, pid $UNAUTH_PID): must receive nothing"
 fi
 if [ "$I" = 2 ]; then

@@ -26,6 +26,8 @@ import org.HdrHistogram.Histogram;
  * <pre>SoakReport LAB_OUT_DIR REPORT_DIR PROFILE TRAFFIC_SECONDS</pre>
  */
 public final class SoakReport {
+    /** A node's "bus up" line in its guest's node.log (SoakNode); a standby's throwaway bus is named {@code <name>-warm}. */
+    private static final java.util.regex.Pattern BUS_UP = java.util.regex.Pattern.compile("^soak (\\S+?)(-warm)?: bus up on ");
     private final Path lab;
     private final Path report;
     private final String profile;
@@ -210,6 +212,20 @@ public final class SoakReport {
             }
             if (refusedByPublisher == 0) {
                 problems.add(s.get("name") + " (no bus secret): the publisher never refused it, so its attempt to join is not proven");
+            }
+        }
+        // a subscriber JVM whose bus came up but that left no summary (killed before it subscribed) proved nothing
+        final java.util.Set<String> summarised = new java.util.HashSet<>();
+        for (final Path p : files("sub-*.summary")) {
+            summarised.add(props(p).get("name"));
+        }
+        for (final Path log : files("node.log")) {
+            for (final String line : Files.readAllLines(log)) {
+                final java.util.regex.Matcher m = BUS_UP.matcher(line);
+                if (m.find() && m.group(1).startsWith("sub") && !summarised.contains(m.group(1))) {
+                    problems.add(m.group(1) + " (" + log.getParent().getFileName() + ") had its bus up but left no summary: it was killed or died "
+                        + "before it subscribed, so nothing it should have received is proven");
+                }
             }
         }
         for (final Path p : files("sub-*.summary")) {

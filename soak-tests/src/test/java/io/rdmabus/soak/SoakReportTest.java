@@ -156,6 +156,18 @@ class SoakReportTest {
     }
 
     @Test
+    void failsWhenASubscriberWhoseBusCameUpLeftNoSummary(@TempDir final Path dir) throws IOException {
+        lab(dir.resolve("lab"), "received=100 first=0 last=99 lost=0 lossEvents=0 reportedLost=0 duplicated=0 reordered=0 badContent=0", RES_BEFORE);
+        // sub2-20 left its summary; sub2-19 (killed before it subscribed) and the standby's throwaway bus did not
+        Files.writeString(dir.resolve("lab/guest2/node.log"), "soak sub2-19: bus up on 10.77.0.12:7900 at 1\nsoak sub2-20-warm: bus up on "
+            + "10.77.0.12:7904 at 2\nsoak sub2-20: bus up on 10.77.0.12:7903 at 3\n");
+        final String verdict = SoakReport.write(dir.resolve("lab"), dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: FAIL"), verdict);
+        final String md = Files.readString(dir.resolve("report/report.md"));
+        assertTrue(md.contains("sub2-19 (guest2) had its bus up but left no summary") && !md.contains("sub2-20 (guest2)"), md);
+    }
+
+    @Test
     void failsOnReliableLossTailLossAndResourceGrowth(@TempDir final Path dir) throws IOException {
         lab(dir.resolve("lab"), "received=95 first=0 last=97 lost=3 lossEvents=1 reportedLost=3 duplicated=0 reordered=0 badContent=0",
             "0: rxe0: pd 2 cq 3 qp 3 cm_id 1 mr 2 ctx 0 srq 0\n");
