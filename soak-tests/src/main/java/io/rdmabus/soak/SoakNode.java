@@ -428,6 +428,7 @@ public final class SoakNode {
     /** Closes the bus, then checks that no bus thread is left or spinning; writes the final summary. @return exit code */
     private static int closeAndCheck(final Bus bus, final Path out, final String name, final String summary) throws Exception {
         final long heapBeforeClose = JvmCheck.heapAfterGcBytes();
+        final String counters = String.valueOf(bus.stats().transportCounters()); // before close: what the transport went through
         final long t0 = System.nanoTime();
         bus.close();
         final long closeMs = (System.nanoTime() - t0) / 1_000_000;
@@ -437,7 +438,7 @@ public final class SoakNode {
         final String text = summary + "refusedPeers=" + refused.getAsLong()
             + "\ncloseMs=" + closeMs + "\nbusThreadsLeft=" + String.join(";", left) + "\nspinningThreads="
             + String.join(";", spinning) + "\nheapBeforeCloseKiB=" + (heapBeforeClose >> 10) + "\nheapAfterCloseKiB=" + (heapAfterClose >> 10)
-            + "\nfinal=true\n";
+            + "\ntransportCounters=" + counters + "\nfinal=true\n";
         final String prefix = summary.startsWith("role=publisher") ? "pub-" : "sub-";
         Files.writeString(out.resolve(prefix + name + ".summary"), text, StandardCharsets.UTF_8);
         System.out.println("soak " + name + ": closed in " + closeMs + " ms; threads left " + left + "; spinning " + spinning);

@@ -28,6 +28,8 @@ import org.HdrHistogram.Histogram;
 public final class SoakReport {
     /** A node's "bus up" line in its guest's node.log (SoakNode); a standby's throwaway bus is named {@code <name>-warm}. */
     private static final java.util.regex.Pattern BUS_UP = java.util.regex.Pattern.compile("^soak (\\S+?)(-warm)?: bus up on ");
+    /** The last part of a killed publisher's trades a subscriber may miss without a stall being named, ms. */
+    static final long DEAD_TAIL_MS = 15_000;
     private final Path lab;
     private final Path report;
     private final String profile;
@@ -148,22 +150,35 @@ public final class SoakReport {
         }
         // trade session of a killed publisher -> trades it had sent at least (its last per-second line; it died up to 1 s later)
         final Map<String, Long> deadTradeCount = new TreeMap<>();
+        // ... and the trades it had sent DEAD_TAIL_MS before its last line: a subscriber short of those was stalled, not
+        // merely behind when the publisher died (soak-short-20261122T114621Z: sub3 stopped at 984 after the NIC fault, 100 s
+        // before the kill, and the report called all 1156 missing trades the dead publisher's tail)
+        final Map<String, Long> deadTradeCountEarlier = new TreeMap<>();
         for (final Path csv : files("pub-*.csv")) {
             if (!Files.exists(Path.of(csv.toString().replace(".csv", ".summary")))) {
                 final List<String> lines = Files.readAllLines(csv);
                 final Path start = Path.of(csv.toString().replace(".csv", ".start"));
                 final String session = Files.exists(start) ? props(start).get("tradeSession") : null;
                 long trades = 0;
+                long tradesEarlier = 0;
                 if (lines.size() > 1) {
                     final String[] last = lines.get(lines.size() - 1).split(",");
                     quotesSent += Long.parseLong(last[1]);
                     trades = Long.parseLong(last[2]);
                     tradesSent += trades;
+                    final long lastMs = Long.parseLong(last[0]);
+                    for (final String line : lines.subList(1, lines.size())) {
+                        final String[] f = line.split(",");
+                        if (Long.parseLong(f[0]) <= lastMs - DEAD_TAIL_MS) {
+                            tradesEarlier = Long.parseLong(f[2]);
+                        }
+                    }
                 }
                 notes.add(csv.getFileName() + ": publisher killed (trade session " + session + "); its counts are from its last per-second line "
                     + "(up to 1 s short): " + trades + " trades");
                 if (session != null) {
                     deadTradeCount.put(session, trades);
+                    deadTradeCountEarlier.put(session, tradesEarlier);
                 }
             }
         }
@@ -274,7 +289,12 @@ public final class SoakReport {
                         .append(" | | |\n");
                 }
                 final Long deadSent = deadTradeCount.get(session);
-                if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadSent - 1) {
+                final long deadEarlier = deadTradeCountEarlier.getOrDefault(session, 0L);
+                if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadEarlier - 1) {
+                    problems.add(name + ": trades session " + session + " of the killed publisher stopped at " + c.get("last") + ", but "
+                        + DEAD_TAIL_MS / 1000 + " s before its kill the publisher had already sent up to " + (deadEarlier - 1)
+                        + ": a RELIABLE stall, not the dead publisher's tail");
+                } else if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadSent - 1) {
                     // the publisher died: what it had sent and not delivered died with it (retention is in its memory)
                     deadTail += deadSent - 1 - c.get("last");
                     notes.add(name + ": trades session " + session + " of the killed publisher ended at " + c.get("last") + "; the publisher had sent "
@@ -326,6 +346,13 @@ public final class SoakReport {
             }
             if ("true".equals(s.get("final"))) {
                 checkClose(p, s);
+                for (final Map.Entry<String, Long> pub : finalTradeCount.entrySet()) {
+                    // a subscriber that ran to the end must have got the trades of every publisher that ran to the end
+                    if (pub.getValue() > 0 && !s.containsKey("trades.session." + pub.getKey())) {
+                        problems.add(name + ": got no trade of session " + pub.getKey() + " (its publisher sent " + pub.getValue()
+                            + ") although it ran to the end: it never (re)joined that publisher's RELIABLE stream");
+                    }
+                }
             }
         }
         if (received == 0) {

@@ -168,6 +168,30 @@ class SoakReportTest {
     }
 
     @Test
+    void namesASubscriberThatStoppedGettingAReliableStreamLongBeforeItsPublisherDied(@TempDir final Path dir) throws IOException {
+        final Path lab = dir.resolve("lab");
+        lab(lab, "received=100 first=0 last=99 lost=0 lossEvents=0 reportedLost=0 duplicated=0 reordered=0 badContent=0", RES_BEFORE);
+        // a second publisher, killed: 10 trades/s for 60 s; the subscriber got its first 200 only (a stall 40 s before the kill)
+        final StringBuilder pub = new StringBuilder("epoch_ms,quotes_sent,trades_sent,quotes_not_sent,trade_retries\n");
+        for (int s = 1; s <= 60; s++) {
+            pub.append(1_000_000L + s * 1000L).append(',').append(s * 40).append(',').append(s * 10).append(",0,0\n");
+        }
+        Files.writeString(lab.resolve("guest1/pub-pub1-11.csv"), pub);
+        Files.writeString(lab.resolve("guest1/pub-pub1-11.start"), "name=pub1-11\nquoteSession=29\ntradeSession=30\n");
+        final Path sub = lab.resolve("guest2/sub-sub2-20.summary");
+        Files.writeString(sub, Files.readString(sub).replace("final=true", "trades.session.30=received=200 first=0 last=199 lost=0 lossEvents=0 "
+            + "reportedLost=0 duplicated=0 reordered=0 badContent=0\nfinal=true"));
+        String verdict = SoakReport.write(lab, dir.resolve("report"), "test", 100);
+        assertTrue(verdict.startsWith("soak verdict: FAIL"), verdict);
+        assertTrue(Files.readString(dir.resolve("report/report.md")).contains("sub2-20: trades session 30 of the killed publisher stopped at 199, but 15 s "
+            + "before its kill the publisher had already sent up to 449: a RELIABLE stall"));
+        // and one that got nothing of a publisher that ran to the end
+        Files.writeString(sub, Files.readString(sub).replace("trades.session.12=", "tradesX.session.12="));
+        verdict = SoakReport.write(lab, dir.resolve("report2"), "test", 100);
+        assertTrue(Files.readString(dir.resolve("report2/report.md")).contains("sub2-20: got no trade of session 12 (its publisher sent 100)"), verdict);
+    }
+
+    @Test
     void failsOnReliableLossTailLossAndResourceGrowth(@TempDir final Path dir) throws IOException {
         lab(dir.resolve("lab"), "received=95 first=0 last=97 lost=3 lossEvents=1 reportedLost=3 duplicated=0 reordered=0 badContent=0",
             "0: rxe0: pd 2 cq 3 qp 3 cm_id 1 mr 2 ctx 0 srq 0\n");
