@@ -54,6 +54,9 @@ for entry in $(tr ':' ' ' < soak-tests/target/soak-classpath.txt); do
   esac
 done
 echo "$SNAP_CP" > "$RUN/classpath.txt"
+# ... and of the guest script: bash reads a script as it runs it, so an edit of the worktree's copy mid-run would make
+# the guests run from shifted offsets
+cp soak-tests/soak-guest.sh "$RUN/soak-guest.sh"
 LAB_TIMEOUT=$(( WARMUP + DURATION + 420 ))
 # The lab lock: taken here unless the caller holds it already (SOAK_LAB_LOCKED=1, e.g. scripts/test.sh or
 # `flock /var/tmp/rdma-bus-lab.lock env SOAK_LAB_LOCKED=1 soak-tests/run-soak.sh ...`): a second flock on the same file
@@ -61,7 +64,7 @@ LAB_TIMEOUT=$(( WARMUP + DURATION + 420 ))
 LOCK=(flock /var/tmp/rdma-bus-lab.lock)
 [ "${SOAK_LAB_LOCKED:-0}" = 1 ] && LOCK=()
 "${LOCK[@]}" "$ROOT/lab/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$LAB_TIMEOUT" --out "$RUN/lab" --name soak \
-  -- soak-tests/soak-guest.sh "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" "$RUN/classpath.txt" > "$RUN/lab.log" 2>&1
+  -- "$RUN/soak-guest.sh" "$DURATION" "$RATE" "$WARMUP" "$UD_MODE" "$RUN/classpath.txt" > "$RUN/lab.log" 2>&1
 LAB_RC=$?
 if [ "$LAB_RC" = 77 ]; then
   grep -h "SKIPPED" "$RUN/lab.log" >&2

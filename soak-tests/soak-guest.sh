@@ -24,7 +24,7 @@ if [ -n "$CP_FILE" ]; then CP=$(cat "$CP_FILE"); else CP="soak-tests/target/clas
 JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 # The rdma transport logs at INFO (dial failures 1st/10th/100th, deferred disconnects, replaced connections, stalls): what
 # a report's problem needs to be explained. C1 only: less compile work while 2-4 JVMs start on three TCG guests sharing 2 host cores (40 msg/s need no C2)
-JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.rdmabus.rdma.transport=info"
+JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.rdmabus.rdma.transport=info -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"
 
 now_ms() { date +%s%3N; }
 fault() { echo "$(now_ms) guest$I $*" >> "$SH/faults.log"; echo "soak-guest$I: fault $*"; }
