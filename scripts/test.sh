@@ -109,20 +109,22 @@ if [ "$run_lab" = 1 ]; then
             --class io.rdmabus.rdma.transport.RdmaResumeRxeTest
         # BEST_EFFORT over UD: UdRxeTest on each guest's own rxe0, UdTwoGuestRxeTest across the two guests (unicast and
         # multicast). The TCK with best effort over multicast (RdmaMulticastTckTest) is run by hand (docs/rdma-transport.md).
-        # RdmaLinkFlapRxeTest (a RELIABLE stream across two guests survives the subscriber's NIC going down and up) is
-        # not run here yet: it passed once and failed once after the fixes (docs/rdma-transport.md, "Tests"): in the
-        # failing run no QP failed during the outage, and a CREDIT the subscriber posted then never completed, so the
-        # publisher stayed without credits and no keepalive could go out behind that send (issue 4).
         [ "$lab_skip_reason" = "" ] && run_lab "UD path, 2 guests" --module rdma-transport --guests 2 \
             --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest
+        # A RELIABLE stream across two guests survives the subscriber's NIC going down for 15 s and up: all 3000 exactly
+        # once and in order (rdma.send.stall.ms closes a connection whose send the device neither completes nor fails;
+        # docs/rdma-transport.md "Tests"). A run of its own: it takes guest 2's link down.
+        [ "$lab_skip_reason" = "" ] && run_lab "RELIABLE across a NIC down/up, 2 guests" --module rdma-transport --guests 2 \
+            --class io.rdmabus.rdma.transport.RdmaLinkFlapRxeTest
         # soak-tests (issue 6): 200 connect/exchange/close cycles of two rdma buses with rdma res, heap and thread checks
         # (-Dsoak.connect.cycles=1000 for the long form).
         [ "$lab_skip_reason" = "" ] && run_lab "connect/close loop x200, 1 guest" --module soak-tests --guests 1 --timeout-s 1800 \
             --class io.rdmabus.soak.ConnectLoopRxeTest
-        # The short soak profile (soak-tests/run-soak.sh --profile short, run_soak above) is not run here yet. Its RELIABLE,
-        # BEST_EFFORT, rdma res and unauthenticated-peer checks passed in the last four runs, but the subscriber JVM it
-        # restarts after a kill -9 takes 150-240 s to start under TCG and did not get into the window in three of them,
-        # which the report rightly calls a problem (issue 6; soak-tests/README.md "Results").
+        # The short soak profile (soak-tests/run-soak.sh --profile short, run_soak above) is not run here yet. The killed
+        # subscriber's replacement is now a warm standby JVM and rejoins within 2 s, but in one run of three the last
+        # guest's subscriber did not get its RELIABLE streams back after the NIC fault for the rest of the window (170 s;
+        # soak-short-20261122T114621Z), cause not found yet: a CI that fails one run in three would only be red
+        # (issue 6; soak-tests/README.md "Results").
     fi
     if [ -n "$lab_skip_reason" ]; then
         echo "!!!!!!!! RXE LAB SKIPPED ($lab_skip_reason): the real-verbs suites did not run; counted as skipped, not passed !!!!!!!!"
