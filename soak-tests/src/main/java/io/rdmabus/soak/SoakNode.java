@@ -163,11 +163,11 @@ public final class SoakNode {
      */
     private static void standBy(final Map<String, String> opt, final String name, final Path startFile, final Path readyFile,
                                 final LongSupplier endMs) throws Exception {
+        final long warmStartMs = System.currentTimeMillis();
         final Bus warm = openBus(opt, name + "-warm", require(opt, "warm-port"), endMs);
         final java.util.concurrent.atomic.AtomicLong trades = new java.util.concurrent.atomic.AtomicLong();
         final Disposable q = warm.subscribe(MarketDataTopics.QUOTES).subscribe(m -> { }, e -> { });
         final Disposable t = warm.subscribe(MarketDataTopics.TRADES).subscribe(m -> trades.incrementAndGet(), e -> { });
-        final long warmStartMs = System.currentTimeMillis();
         while (trades.get() < 20 && !Files.exists(startFile) && System.currentTimeMillis() < endMs.getAsLong()) {
             Thread.sleep(100);
         }

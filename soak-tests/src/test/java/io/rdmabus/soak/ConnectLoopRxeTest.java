@@ -48,6 +48,7 @@ class ConnectLoopRxeTest {
     private static final long FIRST_CYCLE_BOUND_S = 240;
     private static final long CYCLE_BOUND_S = 60;
     private static final long HEAP_GROWTH_LIMIT_BYTES = 16L << 20;
+    private static final long HEAP_HISTOGRAM_FROM_BYTES = 2L << 20;
 
     private static int cycles() {
         String v = System.getProperty("soak.connect.cycles");
@@ -158,7 +159,8 @@ class ConnectLoopRxeTest {
                     maxMs = Math.max(maxMs, ms);
                 }
                 if ((i + 1) % sampleEvery == 0) {
-                    System.out.println("connect-loop: " + (i + 1) + "/" + n + " cycles, last " + ms + " ms, rdma res now " + RdmaRes.read(dev).brief());
+                    System.out.println("connect-loop: " + (i + 1) + "/" + n + " cycles, last " + ms + " ms, rdma res now " + RdmaRes.read(dev).brief()
+                        + ", heap after GC " + (JvmCheck.heapAfterGcBytes() >> 10) + " KiB");
                 }
             }
         } finally {
@@ -179,10 +181,27 @@ class ConnectLoopRxeTest {
         System.out.println("connect-loop: " + n + " cycles, " + (n > 1 ? totalMs / (n - 1) : 0) + " ms/cycle average after the first, max " + maxMs
             + " ms; rdma res before [" + before.brief() + "] after [" + after.brief() + "]; heap after GC " + (heapBaseline >> 10) + " KiB after cycle 1, "
             + (heapAfter >> 10) + " KiB at the end; bus threads left " + JvmCheck.busThreads() + "; threads using >20% CPU while idle " + spinning);
+        if (heapAfter - heapBaseline > HEAP_HISTOGRAM_FROM_BYTES) {
+            printClassHistogram(); // what grew: 1000 cycles once ended 15.4 MiB above cycle 1 while 200 cycles end flat
+        }
         assertEquals("", after.growthOver(before), "connect-loop: rdma resources grew over " + n + " cycles");
         assertTrue(heapAfter - heapBaseline < HEAP_GROWTH_LIMIT_BYTES, "connect-loop: heap after GC grew by " + ((heapAfter - heapBaseline) >> 10)
             + " KiB over " + n + " cycles (limit " + (HEAP_GROWTH_LIMIT_BYTES >> 10) + " KiB)");
         assertTrue(spinning.isEmpty(), "connect-loop: threads spin after every bus closed: " + spinning);
+    }
+
+    /** Prints the top of the live-object class histogram (the DiagnosticCommand MBean's GC.class_histogram). */
+    private static void printClassHistogram() {
+        try {
+            final Object text = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram", new Object[] {null},
+                new String[] {String[].class.getName()});
+            final String[] lines = String.valueOf(text).split("\n");
+            System.out.println("=== connect-loop: heap grew; class histogram (top 30 by bytes)\n"
+                + String.join("\n", java.util.Arrays.copyOf(lines, Math.min(lines.length, 33))));
+        } catch (final javax.management.JMException | RuntimeException e) {
+            System.out.println("connect-loop: no class histogram: " + e);
+        }
     }
 
     private static void dumpThreads() {

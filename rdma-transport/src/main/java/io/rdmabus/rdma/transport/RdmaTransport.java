@@ -654,8 +654,8 @@ public final class RdmaTransport implements Transport {
             LOG.warn("rdma transport of bus '{}': destroying {} cm id(s) kept while the port was down took {} ms (no dial or accept "
                     + "meanwhile)", context.busName(), n, tookMs);
         } else {
-            LOG.info("rdma transport of bus '{}': port {}/{} is ACTIVE again; destroyed {} cm id(s) kept while it was down ({} ms)",
-                    context.busName(), deviceName, devicePort, n, tookMs);
+            LOG.info("rdma transport of bus '{}': destroyed {} cm id(s) kept while port {}/{} was down ({} ms{})",
+                    context.busName(), n, deviceName, devicePort, tookMs, closed ? ", transport closing" : ", the port is ACTIVE again");
         }
         return n;
     }
