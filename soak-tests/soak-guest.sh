@@ -22,8 +22,9 @@ SH=$LAB_SHARED
 CP_FILE=${5:-}   # the run's copy of the classpath (run-soak.sh); without it, the worktree's build
 if [ -n "$CP_FILE" ]; then CP=$(cat "$CP_FILE"); else CP="soak-tests/target/classes:$(cat soak-tests/target/soak-classpath.txt)"; fi
 JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
-# The rdma transport logs at INFO (dial failures 1st/10th/100th, deferred disconnects, replaced connections, stalls): what
-# a report's problem needs to be explained. C1 only: less compile work while 2-4 JVMs start on three TCG guests sharing 2 host cores (40 msg/s need no C2)
+# The rdma transport logs at INFO, with times (dial failures 1st/10th/100th, deferred disconnects, replaced connections,
+# stalls): what a report's problem needs to be explained. C1 only: less compile work while 2-4 JVMs start on three TCG
+# guests sharing 2 host cores (40 msg/s need no C2)
 JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.rdmabus.rdma.transport=info -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"
 
 now_ms() { date +%s%3N; }
