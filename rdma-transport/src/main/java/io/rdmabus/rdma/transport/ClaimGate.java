@@ -2,6 +2,9 @@ package io.rdmabus.rdma.transport;
 
 import java.util.concurrent.locks.LockSupport;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * A publication's claim in progress, so {@code close()} on another thread does not free the registered slots while
  * the publisher still writes into them (a raw {@code UnsafeBuffer} over the memory region: the arena's liveness check
@@ -10,6 +13,7 @@ import java.util.concurrent.locks.LockSupport;
  * free it under a publisher that does not leave in time.
  */
 final class ClaimGate {
+    private static final Logger LOG = LoggerFactory.getLogger(ClaimGate.class);
     private volatile boolean inClaim;
     /** The thread of the claim in progress (written by it before {@link #inClaim}'s volatile write). */
     private Thread claimer;
@@ -36,15 +40,23 @@ final class ClaimGate {
     }
 
     /**
-     * Waits until no claim is in progress.
+     * Waits until no claim is in progress; if one still is at the deadline, warns that {@code owner}'s memory is leaked.
      *
-     * @param deadlineNs {@link System#nanoTime()} bound
-     * @return true if the gate is open, false if a claim was still in progress at the deadline
+     * @param deadlineNs  {@link System#nanoTime()} bound
+     * @param owner       the closing publication (for the warning)
+     * @param lingerMs    the linger the deadline came from (for the warning)
+     * @param memoryBytes the registered memory the caller must then leave allocated (for the warning)
+     * @return true if the gate is open (the memory may be freed), false if it must be leaked
      */
-    boolean awaitOpen(final long deadlineNs) {
+    boolean awaitOpen(final long deadlineNs, final Object owner, final long lingerMs, final long memoryBytes) {
         while (inClaim && System.nanoTime() - deadlineNs < 0) {
             LockSupport.parkNanos(1_000_000);
         }
-        return !inClaim;
+        if (inClaim) {
+            LOG.warn("{}: closed while a publisher thread was still inside a claim after {} ms; its {} bytes of registered memory are "
+                    + "leaked rather than freed under it", owner, lingerMs, memoryBytes);
+            return false;
+        }
+        return true;
     }
 }

@@ -16,8 +16,6 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A topic's sending side: a registered pool of send slots. {@link #tryClaim} takes the next slot (if its previous
@@ -40,7 +38,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RdmaPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
-    private static final Logger LOG = LoggerFactory.getLogger(RdmaPublication.class);
 
     final int poolIndex;
     private final RdmaTransport transport;
@@ -384,9 +381,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         transport.removePublication(this);
-        if (!gate.awaitOpen(deadline)) {
-            LOG.warn("{}: closed while a publisher thread was still inside a claim after {} ms; its {} bytes of registered memory are "
-                    + "leaked rather than freed under it", this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes());
+        if (!gate.awaitOpen(deadline, this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes())) {
             return;
         }
         request.close();

@@ -1128,10 +1128,10 @@ public final class RdmaTransport implements Transport {
                 c.stalledSinceNs = nowNs;
                 return 0;
             }
-            long stalledMs = TimeUnit.NANOSECONDS.toMillis(nowNs - c.stalledSinceNs);
             if (nowNs - c.stalledSinceNs < sendStallNs) {
                 return 0;
             }
+            long stalledMs = TimeUnit.NANOSECONDS.toMillis(nowNs - c.stalledSinceNs);
             sendsStalled++;
             LOG.warn("rdma transport of bus '{}': {} has had sends in flight ({} unreleased data sends, control in flight: {}) "
                     + "and no send completion for {} ms (rdma.send.stall.ms={}); closing the connection, seeds redial and RELIABLE "

@@ -15,8 +15,6 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A BEST_EFFORT topic's sending side over UD: a registered pool of datagram-sized send slots. {@link #tryClaim} takes
@@ -31,7 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 final class UdPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
-    private static final Logger LOG = LoggerFactory.getLogger(UdPublication.class);
 
     final int poolIndex;
     final UdEndpoint.Group group;
@@ -273,9 +270,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         endpoint.removePublication(this);
-        if (!gate.awaitOpen(deadline)) {
-            LOG.warn("{}: closed while a publisher thread was still inside a claim after {} ms; its {} bytes of registered memory are "
-                    + "leaked rather than freed under it", this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes());
+        if (!gate.awaitOpen(deadline, this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes())) {
             return;
         }
         request.close();
