@@ -114,6 +114,17 @@ public final class RdmaTransport implements Transport {
     private final List<CmId> idsAwaitingPort = new ArrayList<>();
     /** Connections whose cm id was kept until the port came back (read racily, for the counters). */
     private volatile long disconnectsDeferred;
+    /**
+     * What the cm thread is doing and since when (0 = nothing that can block): it dials and accepts one peer at a time,
+     * so one step stuck in the kernel holds up every other dial; the poller reports a step stuck for longer than its
+     * bound (see {@link Poller#checkCmProgress}).
+     */
+    private volatile long cmStepSinceNs;
+    private volatile String cmStep = "";
+    private volatile String cmStepPeer = "";
+    private volatile Thread cmThread;
+    /** cm steps reported as stuck (poller writes, read racily). */
+    private volatile long cmStalls;
     private int listenPort;
     private CmEventChannel listenChannel;
     private CmEventChannel activeChannel;
@@ -183,7 +194,8 @@ public final class RdmaTransport implements Transport {
      * because the peer stopped acknowledging), {@code sendsStalled} (connections closed because a signalled send got
      * no completion for {@code rdma.send.stall.ms}), {@code connectionsReplaced} (a peer dialled again while this node
      * still held the connection it had accepted from it: the old one is closed) and {@code disconnectsDeferred} (failed
-     * connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again).
+     * connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again) and {@code cmStalls} (steps of
+     * the cm thread, which dials and accepts, stuck beyond {@code rdma.connect.timeout.ms} + 10 s; each logged with its stack).
      */
     @Override
     public Map<String, Long> counters() {
@@ -203,6 +215,7 @@ public final class RdmaTransport implements Transport {
             out.put("sendsStalled", p.sendsStalled);
             out.put("connectionsReplaced", connectionsReplaced);
             out.put("disconnectsDeferred", disconnectsDeferred);
+            out.put("cmStalls", cmStalls);
         }
         UdEndpoint u = ud;
         if (u != null) {
@@ -643,9 +656,11 @@ public final class RdmaTransport implements Transport {
         }
         int n = idsAwaitingPort.size();
         long startNs = System.nanoTime();
+        cmStep("destroying the cm ids kept while the port was down", "");
         for (CmId id : idsAwaitingPort) {
             closeQuietly(id);
         }
+        cmStepDone();
         idsAwaitingPort.clear();
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
         // rdma_destroy_id of a connected id sends its DREQ and can wait for the CM in the kernel; this thread also dials:
@@ -658,6 +673,17 @@ public final class RdmaTransport implements Transport {
                     context.busName(), n, deviceName, devicePort, tookMs, closed ? ", transport closing" : ", the port is ACTIVE again");
         }
         return n;
+    }
+
+    /** cm thread: marks the start of a step that can block (constant text, no allocation), for the poller's stuck-step report. */
+    private void cmStep(final String what, final String peer) {
+        cmStep = what;
+        cmStepPeer = peer;
+        cmStepSinceNs = System.nanoTime();
+    }
+
+    private void cmStepDone() {
+        cmStepSinceNs = 0;
     }
 
     private static void closeQuietly(final AutoCloseable r) {
@@ -780,6 +806,9 @@ public final class RdmaTransport implements Transport {
         long sendsStalled;
         private long nextKeepaliveNs;
         private long nextStallCheckNs;
+        /** The cm step last reported stuck (its start), so each is reported once. */
+        private long cmStallReportedForNs;
+        private final long cmStepLimitNs = TimeUnit.MILLISECONDS.toNanos(config.connectTimeoutMs() + 10_000L);
         /** Subscriber side: resume state of connections lost, by the peer's node id, until it expires. */
         private final Long2ObjectHashMap<ResumeState> resumeByNode = new Long2ObjectHashMap<>();
         /** Publisher side: replays of retained frames to reconnected subscribers, in progress. */
@@ -833,6 +862,7 @@ public final class RdmaTransport implements Transport {
                 }
                 if (sendStallNs > 0 && now - nextStallCheckNs >= 0) {
                     nextStallCheckNs = now + sendStallNs / 8;
+                    checkCmProgress(now);
                     for (int i = active.size() - 1; i >= 0; i--) {
                         work += checkSendProgress(active.get(i), now);
                     }
@@ -1138,6 +1168,31 @@ public final class RdmaTransport implements Transport {
                     + "subscribers resume", context.busName(), c, c.unreleasedSends(), anyControlInFlight(c), stalledMs, config.sendStallMs());
             fail(c, null);
             return 1;
+        }
+
+        /**
+         * Reports (once per step) a cm-thread step that has taken longer than {@code rdma.connect.timeout.ms} + 10 s, with
+         * the thread's stack: every cm step that waits is bounded by that timeout, so such a step is stuck in a kernel
+         * call, and meanwhile this node neither dials nor accepts anyone. Only a report: the thread cannot be unblocked.
+         */
+        private void checkCmProgress(final long nowNs) {
+            long since = cmStepSinceNs;
+            if (since == 0 || since == cmStallReportedForNs || nowNs - since < cmStepLimitNs) {
+                return;
+            }
+            cmStallReportedForNs = since;
+            cmStalls++;
+            Thread t = cmThread;
+            StringBuilder stack = new StringBuilder();
+            if (t != null) {
+                StackTraceElement[] frames = t.getStackTrace();
+                for (int i = 0; i < Math.min(frames.length, 16); i++) {
+                    stack.append("\n\tat ").append(frames[i]);
+                }
+            }
+            LOG.warn("rdma transport of bus '{}': the cm thread has been {} {} for {} ms (bound: rdma.connect.timeout.ms={} + 10 s); no "
+                    + "dial or accept can happen until it returns; its stack:{}", context.busName(), cmStep, cmStepPeer,
+                    TimeUnit.NANOSECONDS.toMillis(nowNs - since), config.connectTimeoutMs(), stack);
         }
 
         private int flushControl(final Connection c, final boolean idle, final boolean keepalive) {
@@ -1646,11 +1701,18 @@ public final class RdmaTransport implements Transport {
         }
 
         @Override
+        public void onStart() {
+            cmThread = Thread.currentThread();
+        }
+
+        @Override
         public int doWork() {
             int work = 0;
             Runnable cmd;
             while ((cmd = cmCommands.poll()) != null) {
+                cmStep("running a command", "");
                 cmd.run();
+                cmStepDone();
                 work++;
             }
             work += noticeDisconnects();
@@ -1765,6 +1827,7 @@ public final class RdmaTransport implements Transport {
                 pollerCommands.offer(() -> poller().fail(existing, null));
             }
             Connection c = null;
+            cmStep("accepting", peer);
             try {
                 c = buildConnection(id, null, peer);
                 c.acceptedHere = true;
@@ -1795,6 +1858,8 @@ public final class RdmaTransport implements Transport {
                 LOG.warn("rdma transport of bus '{}': accepting the connection of {} failed ({}; the request waited {} ms before this node took "
                         + "it, the accept took {} ms); the peer dials again", context.busName(), peer, e.getMessage(),
                         (startNs - request.readAtNs()) / 1_000_000, (System.nanoTime() - startNs) / 1_000_000);
+            } finally {
+                cmStepDone();
             }
         }
 
@@ -1814,13 +1879,17 @@ public final class RdmaTransport implements Transport {
             Connection c = null;
             String peer = seed.getAddress().getHostAddress() + ":" + seed.getPort();
             try {
+                cmStep("resolving the address of", peer);
                 id = CmId.create(activeChannel, CmId.PortSpace.TCP);
                 id.resolveAddress(new InetSocketAddress(InetAddress.getByName(bindIp), 0), seed, config.connectTimeoutMs());
+                cmStep("resolving the route to", peer);
                 id.resolveRoute(config.connectTimeoutMs());
+                cmStep("setting up the QP and buffers for", peer);
                 c = buildConnection(id, null, peer);
                 byte[] nonce = PeerAuth.nonce();
                 int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
                 connectAtNs = System.nanoTime();
+                cmStep("connecting to", peer);
                 byte[] reply = id.connectForReply(PeerAuth.request(flags, nodeId, InetAddress.getByName(bindIp).getAddress(), listenPort, nonce),
                         config.connectTimeoutMs());
                 c.established = true;
@@ -1874,6 +1943,8 @@ public final class RdmaTransport implements Transport {
                 onDialFailure(seed, peer, e.getMessage() + (connectAtNs == 0 ? "" : " (resolve and QP set-up took "
                         + (connectAtNs - startNs) / 1_000_000 + " ms, the connect " + (nowNs - connectAtNs) / 1_000_000 + " ms)"));
                 return null;
+            } finally {
+                cmStepDone();
             }
         }
 
