@@ -458,12 +458,12 @@ class UdRxeTest {
                     + " frames/s (paced: 1 ms pause per 64 frames)");
             assertEquals(n, sent);
             assertTrue(got > 0, "nothing received");
-            // noise that is not per-frame allocation: JIT deoptimisation, a lazily grown queue, and in the poller 40-byte
-            // allocations at a rate that follows time, not frames (0 to 6000 bytes per 3000 frames over 30 runs, the
-            // most when the run was slowest; not found yet). Any object per frame is at least 16 bytes, so under 8 per
-            // frame still proves there is none.
-            assertTrue(self1 - self0 < 8L * n, "publisher allocates per frame: " + (self1 - self0) + " bytes for " + n + " frames");
-            assertTrue(poll1 - poll0 < 8L * got, "poller allocates per frame: " + (poll1 - poll0) + " bytes for " + got + " frames");
+            // noise that is not per-frame allocation: JIT deoptimisation, a lazily grown queue. (The poller once
+            // also allocated 40 bytes per wake-up from a sleep, time-driven, up to 6000 bytes per 3000 frames: the errno-
+            // capturing poll(2) downcall allocates in interpreted and C1 code; Native.pollReadable no longer captures on
+            // the normal path, NativePollTest.) Any object per frame is at least 16 bytes, so under 2 per frame proves none.
+            assertTrue(self1 - self0 < 2L * n, "publisher allocates per frame: " + (self1 - self0) + " bytes for " + n + " frames");
+            assertTrue(poll1 - poll0 < 2L * got, "poller allocates per frame: " + (poll1 - poll0) + " bytes for " + got + " frames");
         }
     }
 
