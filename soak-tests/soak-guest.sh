@@ -27,9 +27,9 @@ JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.b
 # guests sharing 2 host cores (40 msg/s need no C2)
 JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.rdmabus.rdma.transport=info -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"
 
-# The standby JVMs and the unauthenticated peer run niced: each shares its guest's one vCPU with the guest's main node,
-# and with equal shares the standby subscriber's warm-up (344 s) starved guest 2's subscriber, which never subscribed
-# in the 100 s before its kill (soak-short-20261122T144052Z). A standby that takes over is then its guest's only node.
+# The unauthenticated peer runs niced: it shares the last guest's one vCPU with that guest's subscriber, and only has
+# to keep trying. (The standby subscriber, niced too in soak-long-20261122T145509Z, got so little CPU next to a busy
+# subscriber that its bus came up 112 s after the kill it was there for: it starts later instead, see below.)
 BACKGROUND="nice -n 10"
 
 now_ms() { date +%s%3N; }
@@ -57,14 +57,14 @@ start_node() {
   fi
   if [ "$role" = substandby ]; then
     # the replacement of the subscriber that the schedule kills: warmed up at boot, joins once the go file appears
-    $BACKGROUND java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 3 )) \
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 3 )) \
       --warm-port $(( PORT + 4 )) --seed "$SEEDS" --stop-file "$SH/stop" --end-file "$SH/end-epoch-s" --start-file "$SH/sub-go" \
       --ready-file "$SH/ready-substandby" --name "sub${I}r" --secret-file "$SH/bus-secret" --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
     SUBSTANDBY_PID=$!
     return
   fi
   if [ "$role" = standby ]; then
-    $BACKGROUND java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 2 )) \
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode publisher --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 2 )) \
       --rate "$RATE" --end-file "$SH/end-epoch-s" --start-file "$SH/standby-go" --ready-file "$SH/ready-standby" --name "pub${I}b" \
       --secret-file "$SH/bus-secret" \
       --ud-mode "$UD_MODE" >> "$OUT/node.log" 2>&1 &
@@ -94,7 +94,13 @@ UNAUTH_GUEST=2; [ "$N" -ge 3 ] && UNAUTH_GUEST=$N
 # the kill needed 150-240 s under TCG and came up after the window in three short runs of four (093402Z, 094558Z),
 # so its rejoin went unproven. The standby warms up on a throwaway bus, then waits; at the kill it opens a new bus
 # (a new node, as a restarted JVM's would be) and must join and get every trade from there on.
-[ "$I" = 2 ] && start_node substandby
+# It starts once guest 2's subscriber has its first trade (at the latest WARMUP s after boot): started together, the
+# standby's warm-up took 344 s and starved that subscriber, which never subscribed in the 100 s before its kill
+# (soak-short-20261122T144052Z).
+if [ "$I" = 2 ]; then
+  while [ ! -e "$SH/ready-guest$I" ] && [ $(( $(date +%s) - BOOT_S )) -lt "$WARMUP" ]; do sleep 2; done
+  start_node substandby
+fi
 if [ "$I" = 1 ]; then
   # The new publisher of the 75% fault is a warm standby, started now: a cold JVM needs 1.5-5 min under TCG to start
   # and connect, longer than the rest of a short window. It listens on port PORT+2 (every subscriber has both endpoints
