@@ -144,7 +144,9 @@ public final class BusHost implements AutoCloseable {
                 final Socket socket = server.accept();
                 socket.setTcpNoDelay(true);
                 sockets.add(socket);
-                Thread.ofVirtual().name("bus-host-conn").start(() -> serve(socket));
+                // platform threads: on a one-vCPU guest the virtual-thread scheduler has one carrier, and a handler inside
+                // the bus (an offer waiting for credits) must not hold up the others, the control connection included
+                Thread.ofPlatform().daemon().name("bus-host-conn").start(() -> serve(socket));
             } catch (final IOException ex) {
                 if (!server.isClosed()) {
                     error("accept", ex);

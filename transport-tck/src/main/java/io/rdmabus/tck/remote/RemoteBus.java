@@ -174,7 +174,7 @@ public final class RemoteBus implements Bus {
                 sink.error(lost("subscribe " + topic.name(), ex));
                 return;
             }
-            reader = Thread.ofVirtual().name("remote-sub-" + topic.name()).start(() -> read(in));
+            reader = Thread.ofPlatform().daemon().name("remote-sub-" + topic.name()).start(() -> read(in));
             sink.onRequest(n -> send(o -> {
                 o.writeByte(Wire.MSG_REQUEST);
                 o.writeLong(n);
@@ -302,7 +302,7 @@ public final class RemoteBus implements Bus {
             done.onDispose(this::dispose);
             // like the local bus, values are subscribed at once; the host's requests are read only after onSubscribe
             values.subscribe(this);
-            Thread.ofVirtual().name("remote-pub-" + topic.name()).start(() -> read(in));
+            Thread.ofPlatform().daemon().name("remote-pub-" + topic.name()).start(() -> read(in));
         }
 
         @Override
