@@ -124,15 +124,6 @@ final class TcpSplitTckFixture extends SplitTckFixture {
     }
 
     @Override
-    public Map<String, String> knownReactiveStreamsFailures() {
-        // The verified Flux is a local TCP bus's (the subscriber bus is local, the publisher remote), yet the rule failed in 2 of
-        // 6 runs (never in TcpTckTest, where the publisher is in the same JVM): the rdma fixture's open failure, see
-        // docs/rdma-transport.md "RS rule 3.13" and transport-tck/README.md.
-        return Map.of("required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber",
-            "with the publishing bus in another JVM the cancelled subscriber sometimes stays reachable past the RS TCK's wait; cause not found yet");
-    }
-
-    @Override
     public int maxBestEffortFrameLength() {
         return TcpTransportConfig.from(Map.of()).maxFrameBytes();
     }
