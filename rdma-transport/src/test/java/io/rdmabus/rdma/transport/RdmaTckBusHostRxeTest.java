@@ -3,8 +3,11 @@ package io.rdmabus.rdma.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +23,8 @@ import org.junit.jupiter.api.Timeout;
  * Guest 2 of the two-guest TCK ({@link RdmaTwoGuestTckTest} on guest 1): one test that serves rdma buses on this guest's
  * rxe0 to the TCK until it ends the session. It passes only if guest 1 connected, ended the session itself (SHUTDOWN,
  * after its last case) and nothing failed inside the host; it fails loudly if guest 1 never connects (within
- * {@link #CONNECT_WITHIN}), goes silent, or the session outlasts {@link #SESSION_WITHIN}. The TCK's own verdicts are
+ * {@link #CONNECT_WITHIN}, or at once when guest 1 writes {@code tck-client-gone} because its fixture failed), goes
+ * silent, or the session outlasts {@link #SESSION_WITHIN}. The TCK's own verdicts are
  * guest 1's; this is the only test on guest 2, so the lab counts stay one per guest role.
  */
 @Tag("rxe")
@@ -44,15 +48,28 @@ class RdmaTckBusHostRxeTest {
         BusHost.Outcome outcome;
         try {
             BusHost host = BusHost.start(new InetSocketAddress(self, CONTROL_PORT), buses::newNode, RemoteCodecs.standard());
-            Files.writeString(LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY), self + ":" + host.port());
+            // written aside and renamed, so guest 1 never reads a half-written file (lab run junit-rdma-transport-20261122-154457-18388)
+            Path tmp = LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY + ".tmp");
+            Files.writeString(tmp, self + ":" + host.port() + "\n");
+            Files.move(tmp, LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY), StandardCopyOption.ATOMIC_MOVE);
             System.err.println("bus host: serving on " + self + ":" + host.port() + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
-            outcome = host.awaitEnd(CONNECT_WITHIN, SESSION_WITHIN);
+            // guest 1 writes CLIENT_GONE when it gives up (e.g. its fixture failed): end at once instead of after CONNECT_WITHIN
+            Path gone = LabGuests.shared(RdmaTwoGuestTckTest.CLIENT_GONE);
+            outcome = host.awaitEnd(CONNECT_WITHIN, SESSION_WITHIN, () -> readIfExists(gone));
         } finally {
             buses.close();
         }
         System.err.println("bus host: " + outcome + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
-        assertTrue(outcome.connected(), "guest 1 (RdmaTwoGuestTckTest) never connected to the bus host within " + CONNECT_WITHIN);
+        assertTrue(outcome.connected(), "guest 1 (RdmaTwoGuestTckTest) never connected to the bus host: " + outcome.reason());
         assertTrue(outcome.shutdownRequested(), "the TCK session did not end cleanly: " + outcome.reason());
         assertTrue(outcome.errors().isEmpty(), "failures inside the bus host: " + outcome.errors());
+    }
+
+    private static String readIfExists(final Path file) {
+        try {
+            return Files.exists(file) ? "guest 1 wrote " + file.getFileName() + ": " + Files.readString(file).trim() : null;
+        } catch (IOException ex) {
+            return "guest 1 wrote " + file.getFileName() + " (unreadable: " + ex + ")";
+        }
     }
 }

@@ -1,9 +1,14 @@
 package io.rdmabus.rdma.transport;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.rdmabus.tck.TckFixture;
 import io.rdmabus.tck.TransportTck;
@@ -27,6 +32,9 @@ class RdmaTwoGuestTckTest extends TransportTck {
     static final String SECRET = "rdma-tck-bus-secret-0123456789";
     /** The file in {@code LAB_SHARED} where the bus host writes {@code ip:port} once it serves. */
     static final String HOST_READY = "tck-bus-host-ready";
+    /** The file in {@code LAB_SHARED} where this side says why it gave up before or during the session. */
+    static final String CLIENT_GONE = "tck-client-gone";
+    private static final Pattern HOST_PORT = Pattern.compile("(\\S+):(\\d+)");
     /** Guest 2 starts its JVM and warms its rxe path up in parallel with ours; under TCG that takes minutes. */
     private static final long HOST_READY_WAIT_MS = 600_000;
 
@@ -41,11 +49,10 @@ class RdmaTwoGuestTckTest extends TransportTck {
         long t0 = System.nanoTime();
         RdmaFixture local = new RdmaFixture(Map.of(AuthConfig.SECRET, SECRET));
         try {
-            LabGuests.awaitFile(HOST_READY, HOST_READY_WAIT_MS);
-            String[] hostPort = Files.readString(LabGuests.shared(HOST_READY)).trim().split(":");
-            RemoteBusClient client = RemoteBusClient.connect(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])),
+            Matcher hostPort = awaitHost();
+            RemoteBusClient client = RemoteBusClient.connect(new InetSocketAddress(hostPort.group(1), Integer.parseInt(hostPort.group(2))),
                 Duration.ofSeconds(60), RemoteCodecs.standard());
-            System.err.println("two-guest TCK: connected to the bus host " + String.join(":", hostPort) + " after "
+            System.err.println("two-guest TCK: connected to the bus host " + hostPort.group() + " after "
                 + (System.nanoTime() - t0) / 1_000_000 + " ms");
             RdmaSplitFixture fixture = new RdmaSplitFixture(local, client);
             fixture.warmUpAcrossGuests();
@@ -53,7 +60,31 @@ class RdmaTwoGuestTckTest extends TransportTck {
             return fixture;
         } catch (Exception | AssertionError ex) {
             local.close();
+            try {
+                // so that guest 2 stops waiting for us now rather than after its connect bound
+                Files.writeString(LabGuests.shared(CLIENT_GONE), "the TCK fixture failed: " + ex);
+            } catch (IOException | RuntimeException ignored) {
+                // the failure below says what matters
+            }
             throw new AssertionError("two-guest TCK fixture: " + ex, ex);
+        }
+    }
+
+    /** Waits for the host's {@code ip:port}; the file is renamed into place, the content check is a second guard. */
+    private static Matcher awaitHost() throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOST_READY_WAIT_MS);
+        Path ready = LabGuests.shared(HOST_READY);
+        while (true) {
+            if (Files.exists(ready)) {
+                Matcher m = HOST_PORT.matcher(Files.readString(ready).trim());
+                if (m.matches()) {
+                    return m;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("guest 2's bus host did not write " + ready + " (ip:port) within " + HOST_READY_WAIT_MS + " ms");
+            }
+            Thread.sleep(200);
         }
     }
 }

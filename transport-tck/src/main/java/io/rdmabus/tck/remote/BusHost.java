@@ -22,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusPublication;
@@ -119,10 +120,38 @@ public final class BusHost implements AutoCloseable {
      * @throws InterruptedException if interrupted
      */
     public Outcome awaitEnd(final Duration connectWithin, final Duration sessionWithin) throws InterruptedException {
-        if (!connected.await(connectWithin.toMillis(), TimeUnit.MILLISECONDS)) {
-            endSession("no client connected within " + connectWithin);
-        } else if (!ended.await(sessionWithin.toMillis(), TimeUnit.MILLISECONDS)) {
-            endSession("session still running after " + sessionWithin);
+        return awaitEnd(connectWithin, sessionWithin, () -> null);
+    }
+
+    /**
+     * Like {@link #awaitEnd(Duration, Duration)}, and also ends the session as soon as {@code clientGone} returns a reason
+     * (checked every 500 ms), e.g. the client's process said through a shared file that it gave up before connecting.
+     *
+     * @param connectWithin how long to wait for the client's control connection
+     * @param sessionWithin how long the whole session may last after it connected
+     * @param clientGone    null while the client may still come or run, else why it will not
+     * @return the outcome
+     * @throws InterruptedException if interrupted
+     */
+    public Outcome awaitEnd(final Duration connectWithin, final Duration sessionWithin, final Supplier<String> clientGone)
+        throws InterruptedException {
+        final long connectDeadlineNs = System.nanoTime() + connectWithin.toNanos();
+        while (!connected.await(500, TimeUnit.MILLISECONDS) && ended.getCount() > 0) {
+            final String gone = clientGone.get();
+            if (gone != null) {
+                endSession("the client gave up before connecting: " + gone);
+            } else if (System.nanoTime() > connectDeadlineNs) {
+                endSession("no client connected within " + connectWithin);
+            }
+        }
+        final long sessionDeadlineNs = System.nanoTime() + sessionWithin.toNanos();
+        while (!ended.await(500, TimeUnit.MILLISECONDS)) {
+            final String gone = clientGone.get();
+            if (gone != null) {
+                endSession("the client is gone: " + gone);
+            } else if (System.nanoTime() > sessionDeadlineNs) {
+                endSession("session still running after " + sessionWithin);
+            }
         }
         close();
         return new Outcome(connected.getCount() == 0, shutdownRequested, endReason, nextBusId.get(), List.copyOf(errors));
