@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Tag;
  * bus moves its data between the two processes over the TCP transport.
  *
  * <p>Not in the default build (tag {@code split-tck}, excluded in this module's pom): 46 s on an idle 2-core host but
- * 70-105 s under the usual lab load, where RS rule 3.13 failed in 2 of 7 runs (as it did in 1 of 5 runs of the
+ * 64-105 s under the usual lab load, where RS rule 3.13 failed in 2 of 8 runs (as it did in 1 of 5 runs of the
  * one-JVM {@code TcpTckTest} at the same load; transport-tck/README.md). Run by hand:
  * <pre>
  * mvn -o -q -pl tcp-fallback -am verify -Dtest=TcpSplitTckTest -Dsurefire.failIfNoSpecifiedTests=false \
