@@ -2,11 +2,12 @@
 # Runs a Maven module's JUnit 5 tests tagged TAG (default rxe) inside the rxe guest lab.
 #
 #   run-junit.sh --module <maven-module> [--guests N] [--tag TAG] [--class FQCN]...
-#                [--timeout-s S]
+#                [--class-on GUEST:FQCN]... [--timeout-s S]
 #
 # <maven-module> is a module of the root reactor (e.g. rdma-transport) or a path to a
 # directory with its own pom.xml (e.g. lab/selftest). The host builds the test classpath
-# with JDK 25, every guest runs the same classes, and the host prints each guest's counts
+# with JDK 25, every guest runs the same classes (plus, with --class-on, classes for one
+# guest only, e.g. a server role: --class-on 2:FQCN), and the host prints each guest's counts
 # and then exactly one line `rxe-lab: N passed, N failed, N skipped` (sums over guests;
 # a guest that timed out, crashed, wrote no report or exited non-zero with no failed test
 # counts as one failed). Exit: 0 all passed, 1 any failure, 77 lab cannot run
@@ -26,8 +27,9 @@ GUESTS=2
 TAG=rxe
 TIMEOUT_S=900
 CLASSES=()
+CLASS_ON=()
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 skip() { echo "RXE LAB SKIPPED: $*" >&2; exit 77; }
 
 while [ $# -gt 0 ]; do
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     --guests) GUESTS=${2:?}; shift 2 ;;
     --tag) TAG=${2:?}; shift 2 ;;
     --class) CLASSES+=("${2:?}"); shift 2 ;;
+    --class-on) CLASS_ON+=("${2:?}"); shift 2 ;;
     --timeout-s) TIMEOUT_S=${2:?}; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run-junit: unknown argument '$1'" >&2; usage ;;
@@ -46,6 +49,17 @@ MODULE=${MODULE%/}
 for c in "${CLASSES[@]}"; do
   [[ $c =~ ^[A-Za-z_$][A-Za-z0-9_$.]*$ ]] || { echo "run-junit: '$c' is not a class name" >&2; exit 2; }
 done
+# --class-on GUEST:FQCN selects FQCN on that guest only; every guest must end up with at least one class.
+for c in "${CLASS_ON[@]}"; do
+  [[ $c =~ ^([0-9]+):[A-Za-z_$][A-Za-z0-9_$.]*$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "$GUESTS" ] \
+    || { echo "run-junit: --class-on '$c' is not GUEST:FQCN with GUEST in 1..$GUESTS" >&2; exit 2; }
+done
+if [ ${#CLASS_ON[@]} -gt 0 ] && [ ${#CLASSES[@]} -eq 0 ]; then
+  for i in $(seq 1 "$GUESTS"); do
+    printf '%s\n' "${CLASS_ON[@]}" | grep -q "^$i:" \
+      || { echo "run-junit: guest $i gets no class (give it a --class-on $i:FQCN or a --class for all)" >&2; exit 2; }
+  done
+fi
 
 # The lab itself first: no point building what cannot run (rxe-lab.sh prints the SKIPPED line).
 set +e
@@ -128,17 +142,28 @@ fi
   [ -s "$AOT" ] && echo "-XX:AOTCache=$AOT"
   for o in ${RXE_LAB_JAVA_OPTS:-}; do echo "$o"; done
 } > "$OUT/launch/jvm.args"
-{
+# launcher_args <guest>: the console launcher's arguments for that guest (the same for all without --class-on)
+launcher_args() {
   common_launcher_args
   echo "--details=tree"
   echo "--fail-if-no-tests"
   echo "--include-tag=$TAG"
-  if [ ${#CLASSES[@]} -gt 0 ]; then
+  if [ ${#CLASSES[@]} -gt 0 ] || [ ${#CLASS_ON[@]} -gt 0 ]; then
     for c in "${CLASSES[@]}"; do echo "--select-class=$c"; done
+    for c in "${CLASS_ON[@]}"; do [ "${c%%:*}" = "$1" ] && echo "--select-class=${c#*:}"; done
   else
     echo "--scan-class-path=$MODULE_DIR/target/test-classes"
   fi
-} > "$OUT/launch/launcher.args"
+  return 0
+}
+if [ ${#CLASS_ON[@]} -gt 0 ]; then
+  # junit-guest.sh replaces @GUEST@ with the guest's index
+  LAUNCHER_ARGS=$OUT/launch/launcher-guest@GUEST@.args
+  for i in $(seq 1 "$GUESTS"); do launcher_args "$i" > "$OUT/launch/launcher-guest$i.args"; done
+else
+  LAUNCHER_ARGS=$OUT/launch/launcher.args
+  launcher_args 1 > "$LAUNCHER_ARGS"
+fi
 
 # emulator_crash: the guest whose JVM died of SIGILL or SIGSEGV inside JIT-compiled JDK code (a "J" frame of a
 # java.base method that does not touch memory through Unsafe or a MemorySegment, so no FFM bug of ours can land there).
@@ -172,7 +197,7 @@ attempt=1
 while :; do
   set +e
   "$LAB_DIR/rxe-lab.sh" --guests "$GUESTS" --timeout-s "$TIMEOUT_S" --out "$OUT" --name junit \
-    -- "$LAB_DIR/junit-guest.sh" "$MODULE_DIR" "$LAUNCHER" "$OUT/launch/jvm.args" "$OUT/launch/launcher.args"
+    -- "$LAB_DIR/junit-guest.sh" "$MODULE_DIR" "$LAUNCHER" "$OUT/launch/jvm.args" "$LAUNCHER_ARGS"
   lab_rc=$?
   set -e
   [ "$lab_rc" = 77 ] && exit 77

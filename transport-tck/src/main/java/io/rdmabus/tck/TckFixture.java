@@ -78,6 +78,15 @@ public interface TckFixture extends AutoCloseable {
         return Map.of();
     }
 
+    /**
+     * Called before each case (test method or the reactive-streams factory) with its method name, e.g. so that a fixture
+     * spreading buses over two processes gives every case the same placement whatever ran before. Default: nothing.
+     *
+     * @param caseName the test method's name
+     */
+    default void beforeCase(final String caseName) {
+    }
+
     /** Releases what the fixture shares between buses (e.g. an embedded media driver). */
     @Override
     void close();

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.io.Serializable;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -31,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -60,9 +62,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.reactivestreams.tck.PublisherVerification;
@@ -125,6 +129,11 @@ public abstract class TransportTck {
         threadsBeforeFixture = liveThreads(name -> name.startsWith(THREAD_PREFIX));
         fixture = createFixture();
         assertTrue(fixture != null, "createFixture() returned null");
+    }
+
+    @BeforeEach
+    final void announceCase(final TestInfo info) {
+        fixture.beforeCase(info.getTestMethod().map(Method::getName).orElse(info.getDisplayName()));
     }
 
     @AfterEach
@@ -382,7 +391,9 @@ public abstract class TransportTck {
     void bestEffortOverloadWithConflationKeepsTheLatestPerKey() throws InterruptedException {
         final int keys = 8;
         // a ring larger than the run: every drop is the policy's, none the ring's
-        final Overload run = overload("be-conflate", SubscribeOptions.<String>conflateLatest(TransportTck::conflationKey).withRingSize(4096),
+        // serializable, so that a fixture whose subscriber bus lives in another process can hand it over (tck.remote)
+        final Function<String, String> key = (Function<String, String> & Serializable) TransportTck::conflationKey;
+        final Overload run = overload("be-conflate", SubscribeOptions.<String>conflateLatest(key).withRingSize(4096),
             i -> "k" + (i % keys) + ":" + i);
         final List<Received<String>> beforeSentinel = run.session.subList(0, run.session.size() - 1);
         final Map<String, List<Integer>> byKey = beforeSentinel.stream().collect(Collectors.groupingBy(r -> conflationKey(r.value()),

@@ -35,12 +35,22 @@ final class RdmaFixture implements TckFixture {
         t.setDaemon(true);
         return t;
     });
-    private final AtomicInteger nextPort = new AtomicInteger(PORT_BASE);
+    private final AtomicInteger nextPort;
     private final List<RdmaTransport> transports = new ArrayList<>();
+    private final Map<Bus, RdmaTransport> byBus = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, String> extra;
 
     RdmaFixture(final Map<String, String> extraProperties) {
+        this(extraProperties, PORT_BASE);
+    }
+
+    /**
+     * @param extraProperties rdma properties of every transport (e.g. the bus secret)
+     * @param portBase        first rdma_cm port; each bus takes the next one
+     */
+    RdmaFixture(final Map<String, String> extraProperties, final int portBase) {
         this.extra = Map.copyOf(extraProperties);
+        this.nextPort = new AtomicInteger(portBase);
         warmUp();
     }
 
@@ -105,13 +115,17 @@ final class RdmaFixture implements TckFixture {
         return new RdmaTransport(RdmaTransportConfig.parse(props));
     }
 
-    private synchronized StaticSeedDiscovery seeds() {
+    private synchronized List<String> openEndpoints() {
         List<String> open = new ArrayList<>();
         transports.removeIf(RdmaTransport::isClosed);
         for (RdmaTransport t : transports) {
             open.add(t.listenEndpoint());
         }
-        return new StaticSeedDiscovery(Map.of(RdmaTransport.NAME, open));
+        return open;
+    }
+
+    private static StaticSeedDiscovery seeds(final List<String> endpoints) {
+        return new StaticSeedDiscovery(Map.of(RdmaTransport.NAME, List.copyOf(endpoints)));
     }
 
     private synchronized void register(final RdmaTransport t) {
@@ -120,13 +134,23 @@ final class RdmaFixture implements TckFixture {
 
     @Override
     public Bus newBus(final String busName) {
+        return newNode(busName, openEndpoints()).bus();
+    }
+
+    /**
+     * @param busName the bus name
+     * @param seedEndpoints exactly the endpoints the new bus dials (a split fixture passes those of both sides)
+     * @return a started bus and its listen endpoint
+     */
+    io.rdmabus.tck.remote.BusNode newNode(final String busName, final List<String> seedEndpoints) {
         RdmaTransport t = newTransport();
         ScheduledFuture<?> dump = WATCHDOG.schedule(() -> dumpThreads("newBus(" + busName + ") still running after 20 s"), 20,
                 TimeUnit.SECONDS);
         try {
-            Bus bus = Bus.builder().name(busName).transport(t).discovery(seeds()).idleStrategy("backoff").build();
+            Bus bus = Bus.builder().name(busName).transport(t).discovery(seeds(seedEndpoints)).idleStrategy("backoff").build();
             register(t);
-            return bus;
+            byBus.put(bus, t);
+            return new io.rdmabus.tck.remote.BusNode(bus, t.listenEndpoint());
         } finally {
             dump.cancel(false);
         }
@@ -146,10 +170,21 @@ final class RdmaFixture implements TckFixture {
 
     @Override
     public Transport newRawTransport() {
+        return newRawTransport(openEndpoints());
+    }
+
+    /** @param seedEndpoints the endpoints it dials @return a started raw transport */
+    Transport newRawTransport(final List<String> seedEndpoints) {
         RdmaTransport t = newTransport();
-        t.start(new TransportContext("raw-" + nextPort.get(), IdleStrategies.supplier("backoff"), Throwable::printStackTrace, seeds()));
+        t.start(new TransportContext("raw-" + nextPort.get(), IdleStrategies.supplier("backoff"), Throwable::printStackTrace, seeds(seedEndpoints)));
         register(t);
         return t;
+    }
+
+    /** @param bus a bus this fixture made @return whether its transport is closed */
+    boolean isClosed(final Bus bus) {
+        RdmaTransport t = byBus.get(bus);
+        return t == null || t.isClosed();
     }
 
     @Override
@@ -170,6 +205,7 @@ final class RdmaFixture implements TckFixture {
         synchronized (this) {
             copy = new ArrayList<>(transports);
             transports.clear();
+            byBus.clear();
         }
         for (RdmaTransport t : copy) {
             t.close();
