@@ -138,7 +138,7 @@ class AdvertTest {
         Random rnd = new Random(42);
         byte[] good = encode(KEY, new int[] {1, 2, 3, 4});
         int[] r = new int[1];
-        for (int i = 0; i < 200_000; i++) {
+        for (int i = 0; i < 50_000; i++) {
             byte[] d;
             if (i % 2 == 0) {
                 d = new byte[rnd.nextInt(200)];
