@@ -62,7 +62,10 @@ import org.slf4j.LoggerFactory;
  * under the bus's idle strategy. Control operations reach the poller through a command queue.
  *
  * <p>Discovery: {@code TransportContext.discovery().endpoints("rdma")} is a seed list of {@code ip:port} rdma_cm
- * endpoints; this transport connects to each, and every connection carries subscriptions both ways.
+ * endpoints; this transport connects to each, and every connection carries subscriptions both ways. With
+ * {@code rdma.discovery=multicast} each node also multicasts an ADVERT (node id, listen endpoint, published topics) on
+ * the bus's UD control group, and a node subscribing an advertised topic dials its advertiser through the same dial
+ * path as seeds (see {@link DiscoveryConfig}, {@link Advert}).
  */
 public final class RdmaTransport implements Transport {
     /** The discovery key and factory name. */
@@ -72,6 +75,8 @@ public final class RdmaTransport implements Transport {
     static final int KIND_DATA_SEND = 3;
     static final int KIND_UD_SEND = 4;
     static final int KIND_UD_RECV = 5;
+    /** A discovery ADVERT datagram's send (slot = its page). */
+    static final int KIND_UD_ADVERT_SEND = 6;
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
@@ -84,6 +89,8 @@ public final class RdmaTransport implements Transport {
     private static final long CM_WAIT_MS = 25;
     /** The poller yields (rather than sleeps on the completion channel) this long after its last work. */
     private static final long POLLER_YIELD_WINDOW_NS = TimeUnit.MILLISECONDS.toNanos(5);
+    /** Discovery: the least time between two adverts of a node (a burst of new publications is one advert). */
+    private static final long MIN_ADVERT_GAP_NS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final RdmaTransportConfig config;
     private final long nodeId = ThreadLocalRandom.current().nextLong();
@@ -104,6 +111,10 @@ public final class RdmaTransport implements Transport {
     /** Connections closed because their peer dialled again (cm thread writes, read racily). */
     private volatile long connectionsReplaced;
     private final List<RdmaPublication> publications = new ArrayList<>();
+    /** Local subscriptions per topic id (control path writes; the cm agent reads it to decide whom discovery dials). */
+    private final ConcurrentHashMap<Integer, Integer> subscribedTopics = new ConcurrentHashMap<>();
+    /** A publication was added: the cm agent advertises at once instead of at the next interval. */
+    private volatile boolean advertSoon;
 
     private TransportContext context;
     private String bindIp;
@@ -196,6 +207,13 @@ public final class RdmaTransport implements Transport {
      * still held the connection it had accepted from it: the old one is closed) and {@code disconnectsDeferred} (failed
      * connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again) and {@code cmStalls} (steps of
      * the cm thread, which dials and accepts, stuck beyond {@code rdma.connect.timeout.ms} + 10 s; each logged with its stack).
+     * With {@code rdma.discovery=multicast}: {@code advertsSent} (advert datagrams posted to the control group, one per
+     * page per interval), {@code advertsReceived} (well-formed, verified adverts of other nodes), {@code advertsRejected}
+     * (well-formed but without a valid bus-secret MAC, or with one while this node has no secret: dropped, never dialled),
+     * {@code advertsMalformed} (failed a bounds check: dropped), {@code advertsDropped} (the poller's queue to the cm
+     * agent was full, or the advertiser table is), {@code discoveredPeers} (advertisers heard within
+     * {@code rdma.discovery.interval.ms} x 5, a gauge), {@code discoveryDials} (dials of discovered advertisers, retries
+     * included) and {@code advertTopicsOmitted} (published topics beyond what the adverts carry: their subscribers need seeds).
      */
     @Override
     public Map<String, Long> counters() {
@@ -216,6 +234,17 @@ public final class RdmaTransport implements Transport {
             out.put("connectionsReplaced", connectionsReplaced);
             out.put("disconnectsDeferred", disconnectsDeferred);
             out.put("cmStalls", cmStalls);
+            if (config.discovery().multicast()) {
+                CmAgent cm = cmAgent();
+                out.put("advertsSent", cm.advertsSent);
+                out.put("advertsReceived", cm.advertsReceived);
+                out.put("advertsRejected", cm.advertsRejected);
+                out.put("advertsMalformed", cm.advertsMalformed);
+                out.put("advertsDropped", cm.advertsDropped + (ud == null ? 0 : ud.advertsDropped()));
+                out.put("discoveredPeers", (long) cm.discoveredPeers);
+                out.put("discoveryDials", cm.discoveryDials);
+                out.put("advertTopicsOmitted", cm.advertTopicsOmitted);
+            }
         }
         UdEndpoint u = ud;
         if (u != null) {
@@ -308,7 +337,10 @@ public final class RdmaTransport implements Transport {
             if (config.ud().mode() != UdConfig.Mode.RC) {
                 // with a bus secret the Q_Key derives from it: a node without the secret gets no datagram (UdConfig.qkey)
                 ud = UdEndpoint.open(config.ud(), config.ud().qkey(config.auth().key()), config.udPayloadBytes(), config.sendBuffers(), pd, cq,
-                        bindIp, ctx.errorHandler()::accept);
+                        bindIp, ctx.errorHandler()::accept, config.discovery().multicast());
+                if (config.discovery().multicast()) {
+                    ud.joinControlGroup(config.discovery().controlGroup(config.ud()), nodeId);
+                }
             }
         } catch (UnknownHostException | RuntimeException e) {
             releaseNative();
@@ -355,6 +387,7 @@ public final class RdmaTransport implements Transport {
     @Override
     public TransportPublication addPublication(final TopicDescriptor topic) {
         checkRunning();
+        advertSoon = config.discovery().multicast(); // subscribers need not wait a whole interval to hear of it
         if (ud != null && topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
             return ud.addPublication(topic, route(topic.topicId())); // UD path
         }
@@ -389,6 +422,12 @@ public final class RdmaTransport implements Transport {
             ud.subscribe(topic); // UD path: multicast mode joins the topic's group before publishers hear of us
         }
         runOnPoller(() -> poller().addLocal(sub));
+        int topicId = topic.topicId();
+        if (subscribedTopics.merge(topicId, 1, Integer::sum) == 1 && config.discovery().multicast()) {
+            // a topic already advertised is dialled now, not at its advertiser's next advert (the command queue is
+            // bounded: if full, that next advert does it)
+            cmCommands.offer(() -> cmAgent().onSubscribed(topicId));
+        }
         return sub;
     }
 
@@ -429,6 +468,7 @@ public final class RdmaTransport implements Transport {
         if (ud != null && sub.topic.delivery() == io.rdmabus.Delivery.BEST_EFFORT) {
             ud.unsubscribe(sub.topic); // UD path
         }
+        subscribedTopics.computeIfPresent(sub.topic.topicId(), (k, n) -> n == 1 ? null : n - 1);
     }
 
     /** A publication failed to post on {@code c}: tear it down (any thread). */
@@ -510,6 +550,10 @@ public final class RdmaTransport implements Transport {
 
     private Poller poller() {
         return (Poller) pollerRunner.agent();
+    }
+
+    private CmAgent cmAgent() {
+        return (CmAgent) cmRunner.agent();
     }
 
     /** Runs a command on the poller and waits for it (bounded), so the caller sees its effect. */
@@ -936,7 +980,7 @@ public final class RdmaTransport implements Transport {
             int pool = (int) (wrId >>> 16) & 0xFFF;
             int slot = (int) wrId & 0xFFFF;
             int status = wcs.status(i);
-            if (kind == KIND_UD_SEND || kind == KIND_UD_RECV) {
+            if (kind == KIND_UD_SEND || kind == KIND_UD_RECV || kind == KIND_UD_ADVERT_SEND) {
                 if (ud != null) {
                     ud.onCompletion(wcs, i, kind, pool, slot, local); // UD path
                 }
@@ -1677,13 +1721,49 @@ public final class RdmaTransport implements Transport {
 
     // ------------------------------------------------------------------------------------------------ cm agent
 
-    /** Connection management: accepts peers, connects to seeds (with backoff), destroys failed connections. */
+    /** An endpoint the cm agent dials (again after failures, with backoff) while it has no live connection to it. */
+    private static final class DialTarget {
+        final InetSocketAddress endpoint;
+        /** The advertiser's node id for a discovered target; 0 for a seed. */
+        final long nodeId;
+        Connection connection;
+        long nextAttemptNs;
+        long backoffNs;
+
+        DialTarget(final InetSocketAddress endpoint, final long nodeId) {
+            this.endpoint = endpoint;
+            this.nodeId = nodeId;
+        }
+    }
+
+    /**
+     * Connection management: accepts peers, connects to seeds and to discovered advertisers (with backoff), destroys
+     * failed connections; with {@code rdma.discovery=multicast} also sends this node's adverts and verifies received ones.
+     */
     private final class CmAgent implements Agent {
         private final String roleName;
-        private final List<InetSocketAddress> seeds;
-        private final Connection[] seedConnection;
-        private final long[] nextAttemptNs;
-        private final long[] backoffNs;
+        /** Seeds first (for ever), then discovered advertisers (while wanted and heard). */
+        private final List<DialTarget> targets = new ArrayList<>();
+        /** Discovered targets by the advertiser's node id. */
+        private final Long2ObjectHashMap<DialTarget> discovered = new Long2ObjectHashMap<>();
+        private final DiscoveryTable advertisers = new DiscoveryTable(
+                TimeUnit.MILLISECONDS.toNanos(config.discovery().intervalMs() * DiscoveryConfig.EXPIRY_INTERVALS));
+        private final long advertIntervalNs = TimeUnit.MILLISECONDS.toNanos(config.discovery().intervalMs());
+        private long nextAdvertNs;
+        private long lastAdvertNs;
+        private final int[] decodeResult = new int[1];
+        private long lastAdvertRejectLogNs = System.nanoTime() - REFUSAL_LOG_INTERVAL_NS;
+        private boolean topicsOmittedLogged;
+        // discovery counters (cm thread writes, read racily)
+        volatile long advertsSent;
+        volatile long advertsReceived;
+        volatile long advertsRejected;
+        volatile long advertsMalformed;
+        volatile long advertsDropped;
+        volatile long advertTopicsOmitted;
+        volatile long discoveryDials;
+        /** Advertisers known now (heard within the expiry time). */
+        volatile int discoveredPeers;
         /** Established connections by the peer's node id: one per node pair. */
         private final java.util.HashMap<Long, Connection> byNode = new java.util.HashMap<>();
         /** The connections in {@link #byNode}, watched for DISCONNECTED (see noticeDisconnects). */
@@ -1694,15 +1774,16 @@ public final class RdmaTransport implements Transport {
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
-            this.seeds = seeds;
-            this.seedConnection = new Connection[seeds.size()];
-            this.nextAttemptNs = new long[seeds.size()];
-            this.backoffNs = new long[seeds.size()];
+            for (InetSocketAddress seed : seeds) {
+                targets.add(new DialTarget(seed, 0));
+            }
         }
 
         @Override
         public void onStart() {
             cmThread = Thread.currentThread();
+            nextAdvertNs = System.nanoTime(); // the first advert at once
+            lastAdvertNs = nextAdvertNs - MIN_ADVERT_GAP_NS;
         }
 
         @Override
@@ -1730,25 +1811,175 @@ public final class RdmaTransport implements Transport {
                 accept(request);
                 work++;
             }
+            if (config.discovery().multicast()) {
+                work += discoveryDuty();
+            }
             long now = System.nanoTime();
-            for (int i = 0; i < seeds.size(); i++) {
-                Connection c = seedConnection[i];
-                if ((c == null || c.destroyed) && now >= nextAttemptNs[i]) {
-                    // a peer that dialled us (its listen endpoint is this seed) already joins us: no second connection
-                    Connection covering = liveByEndpoint(seeds.get(i));
-                    seedConnection[i] = covering != null ? covering : connect(seeds.get(i));
-                    if (seedConnection[i] == null) {
-                        backoffNs[i] = Math.min(TimeUnit.SECONDS.toNanos(2), Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoffNs[i] * 2));
+            for (int i = 0; i < targets.size(); i++) {
+                DialTarget t = targets.get(i);
+                Connection c = t.connection;
+                if ((c == null || c.destroyed) && now >= t.nextAttemptNs) {
+                    // a peer that dialled us (its listen endpoint is this target, or its node id the advertiser's) already
+                    // joins us: no second connection
+                    Connection covering = t.nodeId != 0 ? liveByNode(t.nodeId) : null;
+                    if (covering == null) {
+                        covering = liveByEndpoint(t.endpoint);
+                    }
+                    if (covering == null && t.nodeId != 0) {
+                        discoveryDials++;
+                    }
+                    t.connection = covering != null ? covering : connect(t.endpoint);
+                    if (t.connection == null) {
+                        t.backoffNs = Math.min(TimeUnit.SECONDS.toNanos(2), Math.max(TimeUnit.MILLISECONDS.toNanos(50), t.backoffNs * 2));
                     } else {
-                        backoffNs[i] = 0;
+                        t.backoffNs = 0;
                     }
                     // jitter: two nodes dialling each other at the same moment would otherwise retry in lockstep
                     long jitterNs = ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(50));
-                    nextAttemptNs[i] = System.nanoTime() + Math.max(backoffNs[i], TimeUnit.MILLISECONDS.toNanos(200)) + jitterNs;
+                    t.nextAttemptNs = System.nanoTime() + Math.max(t.backoffNs, TimeUnit.MILLISECONDS.toNanos(200)) + jitterNs;
                     work++;
                 }
             }
             return work;
+        }
+
+        // -------------------------------------------------------------------------------------- discovery (cm thread)
+
+        /** Verifies received adverts, advertises every interval (or at once after a new publication), forgets the silent. */
+        private int discoveryDuty() {
+            int work = 0;
+            byte[] datagram;
+            while ((datagram = ud.adverts().poll()) != null) {
+                onAdvert(datagram);
+                work++;
+            }
+            long now = System.nanoTime();
+            // a new publication advertises at once, but a burst of them at most every MIN_ADVERT_GAP_NS
+            if (now - nextAdvertNs >= 0 || advertSoon && now - lastAdvertNs >= MIN_ADVERT_GAP_NS) {
+                advertSoon = false;
+                lastAdvertNs = now;
+                nextAdvertNs = now + advertIntervalNs;
+                sendAdverts();
+                List<DiscoveryTable.Advertiser> expired = advertisers.expire(now);
+                discoveredPeers = advertisers.size();
+                for (DiscoveryTable.Advertiser gone : expired) {
+                    DialTarget t = discovered.remove(gone.nodeId);
+                    if (t != null) {
+                        targets.remove(t);
+                        dialFailures.remove(t.endpoint);
+                        LOG.info("rdma transport of bus '{}': discovered node {} at {} not heard for {} intervals of {} ms: no more dials to it{}",
+                                context.busName(), Long.toHexString(gone.nodeId), gone.endpoint(), DiscoveryConfig.EXPIRY_INTERVALS,
+                                config.discovery().intervalMs(), liveByNode(gone.nodeId) != null ? " (its live connection stays)" : "");
+                    }
+                }
+                work++;
+            }
+            return work;
+        }
+
+        /** One received advert (a copy the poller took): verify, record, dial its node if it publishes what we subscribe. */
+        private void onAdvert(final byte[] datagram) {
+            Advert.Decoded a = Advert.decode(datagram, datagram.length, config.auth().key(), config.ud().domain(), decodeResult);
+            if (a == null) {
+                if (decodeResult[0] == Advert.REJECTED) {
+                    advertsRejected++;
+                    long now = System.nanoTime();
+                    if (now - lastAdvertRejectLogNs >= REFUSAL_LOG_INTERVAL_NS) {
+                        lastAdvertRejectLogNs = now;
+                        LOG.warn("rdma transport of bus '{}': dropped a discovery advert without a valid bus-secret MAC ({} in all): a node on the "
+                                + "fabric has another {} or none", context.busName(), advertsRejected, AuthConfig.SECRET_FILE);
+                    }
+                } else {
+                    advertsMalformed++;
+                }
+                return;
+            }
+            if (a.nodeId() == nodeId) {
+                return; // our own, looped back (the poller drops most of them already)
+            }
+            advertsReceived++;
+            DiscoveryTable.Advertiser e = advertisers.onAdvert(a, System.nanoTime());
+            discoveredPeers = advertisers.size();
+            if (e == null) {
+                advertsDropped++; // the table is full
+                return;
+            }
+            boolean wanted = e.publishesAny(subscribedTopics::containsKey);
+            DialTarget t = discovered.get(e.nodeId);
+            if (wanted && t == null) {
+                want(e);
+            } else if (!wanted && t != null && e.pages.length == 1) {
+                // nothing here subscribes what it publishes any more: stop (re)dialling it; a live connection stays.
+                // (With several pages one page alone cannot tell, so such a target stays until it expires.)
+                discovered.remove(e.nodeId);
+                targets.remove(t);
+                dialFailures.remove(t.endpoint);
+            }
+        }
+
+        /** A local subscription to {@code topicId} was added: dial the advertisers of that topic we have no target for. */
+        void onSubscribed(final int topicId) {
+            for (DiscoveryTable.Advertiser e : advertisers.publishersOf(topicId)) {
+                if (!discovered.containsKey(e.nodeId)) {
+                    want(e);
+                }
+            }
+        }
+
+        private void want(final DiscoveryTable.Advertiser e) {
+            InetSocketAddress endpoint;
+            try {
+                endpoint = new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) (e.ipv4 >>> 24), (byte) (e.ipv4 >>> 16),
+                    (byte) (e.ipv4 >>> 8), (byte) e.ipv4}), e.port);
+            } catch (UnknownHostException ex) {
+                return; // four bytes are always an address
+            }
+            for (DialTarget seed : targets) {
+                if (seed.nodeId == 0 && seed.endpoint.equals(endpoint)) {
+                    return; // a seed already dials it, for ever
+                }
+            }
+            DialTarget t = new DialTarget(endpoint, e.nodeId);
+            discovered.put(e.nodeId, t);
+            targets.add(t);
+            LOG.info("rdma transport of bus '{}': discovered node {} at {} publishing topics this node subscribes{}", context.busName(),
+                    Long.toHexString(e.nodeId), e.endpoint(), liveByNode(e.nodeId) != null ? " (already connected)" : "; dialling it");
+        }
+
+        /** Multicasts this node's advert: its endpoint and published topics, in pages of what one datagram holds. */
+        private void sendAdverts() {
+            java.util.TreeSet<Integer> topics = new java.util.TreeSet<>();
+            synchronized (publications) {
+                for (RdmaPublication p : publications) {
+                    topics.add(p.topicId());
+                }
+            }
+            ud.addPublishedTopics(topics);
+            int[] ids = topics.stream().mapToInt(Integer::intValue).toArray();
+            int perPage = Advert.maxTopicsPerAdvert(config.udPayloadBytes());
+            int pages = Math.max(1, (ids.length + perPage - 1) / perPage);
+            if (pages > Advert.MAX_PAGES) {
+                advertTopicsOmitted = ids.length - (long) Advert.MAX_PAGES * perPage;
+                pages = Advert.MAX_PAGES;
+                if (!topicsOmittedLogged) {
+                    topicsOmittedLogged = true;
+                    LOG.warn("rdma transport of bus '{}': publishes {} topics, discovery adverts carry at most {} ({} pages of {}): {} are not "
+                            + "advertised, so their subscribers need a seed list", context.busName(), ids.length, Advert.MAX_PAGES * perPage,
+                            Advert.MAX_PAGES, perPage, advertTopicsOmitted);
+                }
+            } else {
+                advertTopicsOmitted = 0;
+            }
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(config.udPayloadBytes());
+            int ipv4 = UdConfig.ipv4(bindIp);
+            for (int page = 0; page < pages; page++) {
+                int from = page * perPage;
+                int count = Math.max(0, Math.min(perPage, ids.length - from));
+                int length = Advert.encode(out, nodeId, ipv4, listenPort, page, pages, ids, from, count, config.auth().key(), config.ud().domain());
+                if (ud.sendAdvert(page, out.array(), length)) {
+                    advertsSent++;
+                }
+            }
         }
 
         /**
@@ -1929,7 +2160,7 @@ public final class RdmaTransport implements Transport {
                 pollerCommands.offer(() -> poller().addConnection(added));
                 DialFailures failed = dialFailures.remove(seed);
                 if (failed != null) {
-                    LOG.info("rdma transport of bus '{}': connected to seed {} after {} failed attempt(s)", context.busName(), peer, failed.inARow);
+                    LOG.info("rdma transport of bus '{}': connected to {} after {} failed attempt(s)", context.busName(), peer, failed.inARow);
                 }
                 return c;
             } catch (UnknownHostException | RuntimeException e) {
@@ -1954,7 +2185,7 @@ public final class RdmaTransport implements Transport {
             // the first, the 10th, 100th, every 1000th, and whenever the reason changes (a link back up, a peer back)
             String reason = why.replaceAll(" \\(resolve and QP set-up took .*", "");
             if (n == 1 || n == 10 || n == 100 || n % 1000 == 0 || !reason.equals(f.lastReason)) {
-                LOG.info("rdma transport of bus '{}': dialling seed {} failed {} time(s) in a row, retrying with backoff; last: {}",
+                LOG.info("rdma transport of bus '{}': dialling {} failed {} time(s) in a row, retrying with backoff; last: {}",
                         context.busName(), peer, n, why);
             }
             f.lastReason = reason;

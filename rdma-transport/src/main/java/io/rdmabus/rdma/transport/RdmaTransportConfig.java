@@ -30,10 +30,13 @@ import java.util.TreeSet;
  *                            (the device neither completed nor failed it), so the redial and resume take over; 0 = never
  * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
  * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
+ * @param discovery           how peers are found: seeds, or seeds plus adverts on the UD control group ({@code rdma.discovery*};
+ *                            see {@link DiscoveryConfig})
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
-                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, AuthConfig auth, UdConfig ud) {
+                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, AuthConfig auth, UdConfig ud,
+                                  DiscoveryConfig discovery) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */
@@ -107,6 +110,12 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         check(keepaliveMs == 0 || keepaliveMs >= 10 && keepaliveMs <= 600_000, KEEPALIVE_MS, String.valueOf(keepaliveMs), "0 (never) or 10..600000");
         check(sendStallMs == 0 || sendStallMs >= 1000 && sendStallMs <= 3_600_000, SEND_STALL_MS, String.valueOf(sendStallMs),
                 "0 (never) or 1000..3600000");
+        if (discovery.multicast() && ud.mode() == UdConfig.Mode.RC) {
+            // adverts are UD datagrams on the bus's UD QP; rc mode has none
+            throw new BusConfigurationException(DiscoveryConfig.MODE + "=multicast needs the UD endpoint, but " + UdConfig.MODE
+                    + "=rc has none: set " + UdConfig.MODE + " to unicast (the default) or multicast, or use " + DiscoveryConfig.MODE
+                    + "=seeds with a seed list");
+        }
     }
 
     /** @return the accepted property keys with their defaults ("" = detected) */
@@ -138,7 +147,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
                 intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), intOf(properties, KEEPALIVE_MS),
                 intOf(properties, SEND_STALL_MS), AuthConfig.parse(properties),
-                UdConfig.parse(properties));
+                UdConfig.parse(properties), DiscoveryConfig.parse(properties));
     }
 
     /** @return the receive/send slot size: envelope plus the largest frame */
@@ -193,6 +202,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(SEND_STALL_MS, "10000");
         m.putAll(AuthConfig.defaults()); // bus secret keys
         m.putAll(UdConfig.defaults()); // UD path keys
+        m.putAll(DiscoveryConfig.defaults()); // discovery keys
         return java.util.Collections.unmodifiableMap(m);
     }
 }

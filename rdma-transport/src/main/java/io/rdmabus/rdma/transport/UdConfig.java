@@ -162,6 +162,22 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         return groupBase | (h & ((1 << groupBits) - 1));
     }
 
+    /**
+     * The discovery control group of this bus identity ({@code rdma.discovery=multicast}, unless
+     * {@code rdma.discovery.group} names one): {@code groupBase + (hash("rdma-bus discovery", domain) mod 2^groupBits)},
+     * inside {@code rdma.ud.groups}, so every node of the bus computes the same group alone. It may coincide with a
+     * topic's group: the envelope type (ADVERT, not DATA) keeps adverts and frames apart.
+     *
+     * @return the group as a big-endian IPv4 int
+     */
+    int discoveryGroup() {
+        if (groupBits == 0) {
+            return groupBase;
+        }
+        int h = digest("rdma-bus discovery\0" + domain);
+        return groupBase | (h & ((1 << groupBits) - 1));
+    }
+
     static String ipv4Text(final int ip) {
         return (ip >>> 24) + "." + ((ip >>> 16) & 0xFF) + "." + ((ip >>> 8) & 0xFF) + "." + (ip & 0xFF);
     }

@@ -12,6 +12,7 @@ import io.rdmabus.rdma.verbs.QpType;
 import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.QueuePairSpec;
 import io.rdmabus.rdma.verbs.RecvRequest;
+import io.rdmabus.rdma.verbs.SendRequest;
 import io.rdmabus.rdma.verbs.UdPeer;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
@@ -28,10 +29,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -46,6 +49,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>Threads: completions (send and receive) arrive on the transport's shared CQ and are handed here by its poller
  * ({@link #onCompletion}); peer addresses arrive the same way ({@link #onPeerInfo}). Publications post from the
  * publisher's thread. Joins and leaves run on the caller's thread (control path), serialised on this object.
+ *
+ * <p>Discovery ({@code rdma.discovery=multicast}): the QP also joins the bus's control group; the cm agent posts
+ * ADVERT datagrams to it ({@link #sendAdvert}), and the poller hands received ones, copied, to the cm agent through a
+ * small bounded queue ({@link #adverts}) without looking further than the envelope and the node id.
  */
 final class UdEndpoint implements AutoCloseable {
     /** The Global Routing Header in front of every received UD payload. */
@@ -91,6 +98,19 @@ final class UdEndpoint implements AutoCloseable {
     private final Map<Integer, Group> sendJoins = new HashMap<>();
     private volatile boolean closed;
 
+    // discovery (null/0 unless the control group was joined): written once before the agents start
+    /** Received ADVERT datagrams (copies), poller to cm agent; full = dropped and counted. */
+    private OneToOneConcurrentArrayQueue<byte[]> adverts;
+    private long nodeId;
+    private Group controlGroup;
+    private MemoryRegion advertMr;
+    private UnsafeBuffer advertView;
+    private final SendRequest advertRequest = new SendRequest();
+    /** Per advert page slot: 1 while its send is in flight (cm thread sets, poller clears). */
+    private final AtomicIntegerArray advertBusy = new AtomicIntegerArray(Advert.MAX_PAGES);
+    /** Received adverts the queue had no room for (poller writes). */
+    private volatile long advertsDropped;
+
     // counters (written by the poller only)
     private volatile long datagrams;
     private volatile long delivered;
@@ -118,7 +138,7 @@ final class UdEndpoint implements AutoCloseable {
     }
 
     private UdEndpoint(final UdConfig config, final int qkey, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
-                       final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors) {
+                       final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors, final boolean withSendId) {
         this.config = config;
         this.payloadBytes = payloadBytes;
         this.sendSlots = sendSlots;
@@ -149,7 +169,7 @@ final class UdEndpoint implements AutoCloseable {
             if (sgidIndex < 0) {
                 throw new TransportException("No RoCEv2 GID ::ffff:" + bindIp + " on port " + port + ": check " + RdmaTransportConfig.BIND);
             }
-            if (multicast) {
+            if (multicast || withSendId) {
                 send = CmId.create(ch, CmId.PortSpace.UDP);
                 send.bind(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
             }
@@ -161,6 +181,7 @@ final class UdEndpoint implements AutoCloseable {
             closeQuietly(data);
             closeQuietly(ch);
             recvRequest.close();
+            advertRequest.close();
             if (e instanceof TransportException te) {
                 throw te;
             }
@@ -180,10 +201,11 @@ final class UdEndpoint implements AutoCloseable {
      *
      * @param payloadBytes the datagram payload bound ({@code rdma.ud.payload.bytes}), checked against the port's active MTU
      * @param sendSlots    send slots per publication
+     * @param withSendId   also create the join-only id in unicast mode (discovery sends to its control group through it)
      */
     static UdEndpoint open(final UdConfig config, final int qkey, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
-                           final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors) {
-        UdEndpoint e = new UdEndpoint(config, qkey, payloadBytes, sendSlots, pd, cq, bindIp, errors);
+                           final CompletionQueue cq, final String bindIp, final Consumer<Throwable> errors, final boolean withSendId) {
+        UdEndpoint e = new UdEndpoint(config, qkey, payloadBytes, sendSlots, pd, cq, bindIp, errors, withSendId);
         try {
             for (int s = 0; s < e.recvSlots; s++) {
                 int rc = e.qp.postRecv(e.recvRequest.prepare(recvWrId(s), e.recvMr, (long) s * e.recvStride, e.recvStride));
@@ -247,6 +269,15 @@ final class UdEndpoint implements AutoCloseable {
         }
     }
 
+    /** Adds the topic ids of the open UD publications to {@code out} (discovery adverts; cm thread). */
+    void addPublishedTopics(final java.util.Set<Integer> out) {
+        synchronized (publications) {
+            for (UdPublication p : publications) {
+                out.add(p.topicId());
+            }
+        }
+    }
+
     void removePublication(final UdPublication pub) {
         pools.compareAndSet(pub.poolIndex, pub, null);
         synchronized (publications) {
@@ -281,7 +312,10 @@ final class UdEndpoint implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ multicast
 
     private synchronized Group joinForSending(final TopicDescriptor topic) {
-        int address = config.groupOf(topic.name());
+        return joinForSending(config.groupOf(topic.name()));
+    }
+
+    private synchronized Group joinForSending(final int address) {
         Group g = sendJoins.get(address);
         if (g == null) {
             InetAddress group = inet(address);
@@ -317,7 +351,10 @@ final class UdEndpoint implements AutoCloseable {
         if (!multicast || closed) {
             return;
         }
-        int address = config.groupOf(topic.name());
+        joinForReceiving(config.groupOf(topic.name()));
+    }
+
+    private synchronized void joinForReceiving(final int address) {
         int[] count = receiveJoins.get(address);
         if (count == null) {
             dataId.joinMulticast(inet(address), JOIN_TIMEOUT_MS);
@@ -332,7 +369,10 @@ final class UdEndpoint implements AutoCloseable {
         if (!multicast || closed) {
             return;
         }
-        int address = config.groupOf(topic.name());
+        leaveForReceiving(config.groupOf(topic.name()));
+    }
+
+    private synchronized void leaveForReceiving(final int address) {
         int[] count = receiveJoins.get(address);
         if (count != null && --count[0] == 0) {
             receiveJoins.remove(address);
@@ -353,6 +393,104 @@ final class UdEndpoint implements AutoCloseable {
             id.leaveMulticast(group);
         } catch (RuntimeException ignored) {
             // the group goes away with the id anyway
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ discovery
+
+    /**
+     * Discovery: attaches the QP to the control group (receive) and joins it for sending (the group's address handle),
+     * and registers one send slot per advert page. Start thread, before the agents run.
+     *
+     * @param address the control group (big-endian IPv4)
+     * @param ownNodeId this transport's node id: its own adverts looped back by the device are dropped by the poller
+     * @throws TransportException if the fabric refuses the joins (no multicast)
+     */
+    synchronized void joinControlGroup(final int address, final long ownNodeId) {
+        if (sendId == null) {
+            throw new IllegalStateException("opened without the join-only id");
+        }
+        this.nodeId = ownNodeId;
+        boolean receiving = false;
+        try {
+            joinForReceiving(address);
+            receiving = true;
+            controlGroup = joinForSending(address);
+            advertMr = pd.registerMemory((long) payloadBytes * Advert.MAX_PAGES, Access.NONE);
+            advertView = new UnsafeBuffer(advertMr.address(), (int) advertMr.sizeBytes());
+            adverts = new OneToOneConcurrentArrayQueue<>(64);
+        } catch (RuntimeException e) {
+            if (controlGroup != null) {
+                releaseGroup(controlGroup);
+                controlGroup = null;
+            }
+            if (receiving) {
+                leaveForReceiving(address);
+            }
+            closeQuietly(advertMr);
+            advertMr = null;
+            throw new TransportException("Cannot join the rdma discovery control group " + UdConfig.ipv4Text(address) + " ("
+                    + DiscoveryConfig.MODE + "=multicast): " + e.getMessage() + "; where the fabric has no multicast, use "
+                    + DiscoveryConfig.MODE + "=seeds with a seed list", e);
+        }
+    }
+
+    /** @return received ADVERT datagrams (copies) for the cm agent, or null without discovery */
+    OneToOneConcurrentArrayQueue<byte[]> adverts() {
+        return adverts;
+    }
+
+    /**
+     * Posts one advert page to the control group (cm thread). A page whose previous send is still in flight, or a full
+     * send queue, skips this interval.
+     *
+     * @return true if posted
+     */
+    boolean sendAdvert(final int page, final byte[] datagram, final int length) {
+        if (closed || controlGroup == null || page < 0 || page >= Advert.MAX_PAGES || length > payloadBytes || advertBusy.get(page) != 0) {
+            return false;
+        }
+        if (outstanding.incrementAndGet() > SEND_QUEUE_DEPTH) {
+            outstanding.decrementAndGet();
+            return false;
+        }
+        int offset = page * payloadBytes;
+        advertView.putBytes(offset, datagram, 0, length);
+        advertBusy.set(page, 1);
+        int rc;
+        try {
+            rc = qp.postSend(advertRequest.prepareSend(RdmaTransport.wrId(0, RdmaTransport.KIND_UD_ADVERT_SEND, 0, page), advertMr, offset,
+                    length, true).toUd(controlGroup.ah, MULTICAST_QPN, qkey));
+        } catch (RuntimeException e) {
+            rc = -1;
+        }
+        if (rc != 0) {
+            advertBusy.set(page, 0);
+            outstanding.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /** @return received adverts dropped because the cm agent's queue was full */
+    long advertsDropped() {
+        return advertsDropped;
+    }
+
+    /** Poller: an ADVERT datagram of {@code length} bytes at {@code base}; ours is dropped, others are copied to the cm agent. */
+    private void onAdvert(final int base, final int length) {
+        if (recvView.getLong(base + Advert.NODE_OFFSET, ByteOrder.LITTLE_ENDIAN) == nodeId) {
+            ownLoopback++; // unicast mode: the device loops the group's datagrams back to our own QP
+            return;
+        }
+        if (adverts.remainingCapacity() == 0) {
+            advertsDropped++;
+            return;
+        }
+        byte[] copy = new byte[length]; // control traffic (about one per node and interval): the cm agent verifies it
+        recvView.getBytes(base, copy);
+        if (!adverts.offer(copy)) {
+            advertsDropped++;
         }
     }
 
@@ -427,6 +565,16 @@ final class UdEndpoint implements AutoCloseable {
     void onCompletion(final WorkCompletions wcs, final int i, final int kind, final int pool, final int slot,
                       final Int2ObjectHashMap<RdmaSubscription[]> local) {
         final int status = wcs.status(i);
+        if (kind == RdmaTransport.KIND_UD_ADVERT_SEND) {
+            outstanding.decrementAndGet();
+            if (slot < Advert.MAX_PAGES) {
+                advertBusy.set(slot, 0);
+            }
+            if (status != WorkCompletions.SUCCESS && status != WorkCompletions.WR_FLUSH_ERR && !closed) {
+                errors.accept(new TransportException("rdma UD advert send failed: " + WorkCompletions.statusText(status)));
+            }
+            return;
+        }
         if (kind == RdmaTransport.KIND_UD_SEND) {
             outstanding.decrementAndGet();
             UdPublication p = pools.get(pool);
@@ -465,6 +613,12 @@ final class UdEndpoint implements AutoCloseable {
         final int base = slot * recvStride + GRH_BYTES;
         if (length < Wire.ENVELOPE_BYTES || length > payloadBytes
                 || recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN) != Wire.DATA) {
+            // not a DATA frame: a discovery advert (only checked here, off the data path), or malformed
+            if (adverts != null && length >= Advert.HEADER_BYTES && length <= payloadBytes
+                    && recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN) == Wire.ADVERT) {
+                onAdvert(base, length);
+                return;
+            }
             malformed++;
             return;
         }
@@ -567,9 +721,12 @@ final class UdEndpoint implements AutoCloseable {
             closeQuietly(r.ah());
         }
         retired.clear();
+        controlGroup = null; // its handle went with sendJoins
         closeQuietly(qp);
         closeQuietly(recvMr);
+        closeQuietly(advertMr);
         recvRequest.close();
+        advertRequest.close();
         closeQuietly(sendId);
         closeQuietly(dataId);
         closeQuietly(channel);

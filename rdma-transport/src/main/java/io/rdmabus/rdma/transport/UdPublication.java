@@ -240,6 +240,11 @@ final class UdPublication implements TransportPublication, FrameClaim {
         }
     }
 
+    /** @return the topic id of this publication */
+    int topicId() {
+        return topic.topicId();
+    }
+
     /** @return datagrams posted */
     long sent() {
         return sent;

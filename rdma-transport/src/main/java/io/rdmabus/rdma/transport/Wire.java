@@ -72,6 +72,11 @@ final class Wire {
     static final int RESUME_FAILED = 9;
     /** The sender's best-effort UD address (QP number, IPv4 address, Q_Key): send my BEST_EFFORT frames there. */
     static final int UD_INFO = 0x20;
+    /**
+     * A UD datagram on the discovery control group (never on RC): a node's listen endpoint and published topics
+     * ({@link Advert} has the layout).
+     */
+    static final int ADVERT = 0x21;
 
     private Wire() {
     }
