@@ -108,9 +108,11 @@ if [ "$run_lab" = 1 ]; then
             --timeout-s 1500 --class io.rdmabus.rdma.transport.RdmaTckTest --class io.rdmabus.rdma.transport.RdmaPeersRxeTest \
             --class io.rdmabus.rdma.transport.RdmaResumeRxeTest
         # BEST_EFFORT over UD: UdRxeTest on each guest's own rxe0, UdTwoGuestRxeTest across the two guests (unicast and
-        # multicast). The TCK with best effort over multicast (RdmaMulticastTckTest) is run by hand (docs/rdma-transport.md).
+        # multicast); DiscoveryRxeTest: seedless nodes on the two guests find each other through adverts on the UD control
+        # group (rdma.discovery=multicast), forged adverts are rejected. The TCK with best effort over multicast (RdmaMulticastTckTest) is run by hand (docs/rdma-transport.md).
         [ "$lab_skip_reason" = "" ] && run_lab "UD path, 2 guests" --module rdma-transport --guests 2 \
-            --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest
+            --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest \
+            --class io.rdmabus.rdma.transport.DiscoveryRxeTest
         # A RELIABLE stream across two guests survives the subscriber's NIC going down for 15 s and up: all 3000 exactly
         # once and in order (rdma.send.stall.ms closes a connection whose send the device neither completes nor fails;
         # docs/rdma-transport.md "Tests"). A run of its own: it takes guest 2's link down.

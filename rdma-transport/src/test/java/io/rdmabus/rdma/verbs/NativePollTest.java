@@ -43,18 +43,22 @@ class NativePollTest {
                 long tookMs = (System.nanoTime() - t0) / 1_000_000;
                 assertTrue(tookMs >= 49, "returned after " + tookMs + " ms of a 50 ms wait");
 
-                // warm up the call path (method handle linkage allocates once), then measure; 4 000 calls in all stay below
-                // C2's thresholds, whose escape analysis would hide a per-call allocation
-                int calls = 2_000;
-                for (int i = 0; i < calls; i++) {
-                    Native.pollReadable(readEnd, 0, scratch[0], scratch[1]);
+                // warm up the call path (method handle linkage allocates once), then measure three rounds and keep the
+                // smallest (a one-off allocation on a loaded host, e.g. a deoptimisation, is not per call); 4 000 calls in
+                // all stay below C2's thresholds, whose escape analysis would hide a per-call allocation
+                int calls = 1_000;
+                long fewest = Long.MAX_VALUE;
+                for (int round = 0; round < 4; round++) {
+                    long before = mx.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < calls; i++) {
+                        Native.pollReadable(readEnd, 0, scratch[0], scratch[1]);
+                    }
+                    long bytes = mx.getCurrentThreadAllocatedBytes() - before;
+                    if (round > 0) {
+                        fewest = Math.min(fewest, bytes);
+                    }
                 }
-                long before = mx.getCurrentThreadAllocatedBytes();
-                for (int i = 0; i < calls; i++) {
-                    Native.pollReadable(readEnd, 0, scratch[0], scratch[1]);
-                }
-                long bytes = mx.getCurrentThreadAllocatedBytes() - before;
-                assertTrue(bytes < calls, "pollReadable allocated " + bytes + " bytes in " + calls + " calls");
+                assertTrue(fewest < calls, "pollReadable allocated at least " + fewest + " bytes in each round of " + calls + " calls");
 
                 assertEquals(1L, (long) WRITE.invokeExact(writeEnd, arena.allocate(1), 1L));
                 assertTrue(Native.pollReadable(readEnd, 1_000, scratch[0], scratch[1]), "a pipe with a byte in it is readable");
