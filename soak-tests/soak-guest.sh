@@ -27,10 +27,9 @@ JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.b
 # guests sharing 2 host cores (40 msg/s need no C2)
 JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.rdmabus.rdma.transport=info -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"
 
-# The unauthenticated peer runs niced: it shares the last guest's one vCPU with that guest's subscriber, and only has
-# to keep trying. (The standby subscriber, niced too in soak-long-20261122T145509Z, got so little CPU next to a busy
-# subscriber that its bus came up 112 s after the kill it was there for: it starts later instead, see below.)
-BACKGROUND="nice -n 10"
+# No JVM runs niced: niced next to a busy node, the standby subscriber's bus came up 112 s after the kill it was there
+# for (soak-long-20261122T145509Z), and the unauthenticated peer never dialled once in a short run
+# (soak-short-20261122T164619Z). The standby subscriber starts later instead, see below.
 
 now_ms() { date +%s%3N; }
 fault() { echo "$(now_ms) guest$I $*" >> "$SH/faults.log"; echo "soak-guest$I: fault $*"; }
@@ -49,7 +48,7 @@ start_node() {
   local role=$1
   for _ in $(seq 1 60); do [ -s "$SH/bus-secret" ] && break; sleep 1; done
   if [ "$role" = unauth ]; then
-    $BACKGROUND java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 1 )) \
+    java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 1 )) \
       --seed "$SEEDS" --stop-file "$SH/stop" --end-file "$SH/end-epoch-s" --name unauth$I --secret none --ud-mode "$UD_MODE" \
       >> "$OUT/unauth.log" 2>&1 &
     UNAUTH_PID=$!
