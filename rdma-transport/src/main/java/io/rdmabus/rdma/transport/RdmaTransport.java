@@ -1863,10 +1863,7 @@ public final class RdmaTransport implements Transport {
                 List<DiscoveryTable.Advertiser> expired = advertisers.expire(now);
                 discoveredPeers = advertisers.size();
                 for (DiscoveryTable.Advertiser gone : expired) {
-                    DialTarget t = discovered.remove(gone.nodeId);
-                    if (t != null) {
-                        targets.remove(t);
-                        dialFailures.remove(t.endpoint);
+                    if (forget(gone.nodeId) != null) {
                         LOG.info("rdma transport of bus '{}': discovered node {} at {} not heard for {} intervals of {} ms: no more dials to it{}",
                                 context.busName(), Long.toHexString(gone.nodeId), gone.endpoint(), DiscoveryConfig.EXPIRY_INTERVALS,
                                 config.discovery().intervalMs(), liveByNode(gone.nodeId) != null ? " (its live connection stays)" : "");
@@ -1911,10 +1908,18 @@ public final class RdmaTransport implements Transport {
             } else if (!wanted && t != null && e.pages.length == 1) {
                 // nothing here subscribes what it publishes any more: stop (re)dialling it; a live connection stays.
                 // (With several pages one page alone cannot tell, so such a target stays until it expires.)
-                discovered.remove(e.nodeId);
+                forget(e.nodeId);
+            }
+        }
+
+        /** Stops (re)dialling a discovered advertiser; a live connection to it stays. @return its target, or null */
+        private DialTarget forget(final long advertiserNodeId) {
+            DialTarget t = discovered.remove(advertiserNodeId);
+            if (t != null) {
                 targets.remove(t);
                 dialFailures.remove(t.endpoint);
             }
+            return t;
         }
 
         /** A local subscription to {@code topicId} was added: dial the advertisers of that topic we have no target for. */
@@ -1927,13 +1932,7 @@ public final class RdmaTransport implements Transport {
         }
 
         private void want(final DiscoveryTable.Advertiser e) {
-            InetSocketAddress endpoint;
-            try {
-                endpoint = new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) (e.ipv4 >>> 24), (byte) (e.ipv4 >>> 16),
-                    (byte) (e.ipv4 >>> 8), (byte) e.ipv4}), e.port);
-            } catch (UnknownHostException ex) {
-                return; // four bytes are always an address
-            }
+            InetSocketAddress endpoint = new InetSocketAddress(UdEndpoint.inet(e.ipv4), e.port);
             for (DialTarget seed : targets) {
                 if (seed.nodeId == 0 && seed.endpoint.equals(endpoint)) {
                     return; // a seed already dials it, for ever

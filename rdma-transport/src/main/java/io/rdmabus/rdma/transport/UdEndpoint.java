@@ -380,7 +380,8 @@ final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    private static InetAddress inet(final int address) {
+    /** @return the IPv4 address of a big-endian int (a group, or an advertised endpoint) */
+    static InetAddress inet(final int address) {
         try {
             return InetAddress.getByAddress(new byte[] {(byte) (address >>> 24), (byte) (address >>> 16), (byte) (address >>> 8), (byte) address});
         } catch (UnknownHostException e) {
