@@ -49,7 +49,7 @@ start_node() {
   for _ in $(seq 1 60); do [ -s "$SH/bus-secret" ] && break; sleep 1; done
   if [ "$role" = unauth ]; then
     java $JFLAGS $JOPTS -cp "$CP" io.rdmabus.soak.SoakNode subscriber --out "$OUT" --bind "$LAB_SELF_IP" --port $(( PORT + 1 )) \
-      --seed "$SEEDS" --stop-file "$SH/stop" --end-file "$SH/end-epoch-s" --name unauth$I --secret none --ud-mode "$UD_MODE" \
+      --seed "$SEEDS" --stop-file "$SH/unauth-stop" --end-file "$SH/end-epoch-s" --name unauth$I --secret none --ud-mode "$UD_MODE" \
       >> "$OUT/unauth.log" 2>&1 &
     UNAUTH_PID=$!
     return
@@ -130,7 +130,13 @@ if [ "$I" = "$UNAUTH_GUEST" ]; then
   # start takes 2-3 min under TCG). Started at the window's start on the last guest it ran into that guest's NIC fault
   # and came up after the window (soak-short-20261122T090919Z); a JVM that comes up while the NIC is down now waits
   # for the port
-  at 0; fault "unauthenticated peer running since boot (no bus secret, pid $UNAUTH_PID): must receive nothing"
+  at 0; fault "unauthenticated peer running since boot until 25% of the window (no bus secret, pid $UNAUTH_PID): must receive nothing"
+  # It stops before this guest's NIC fault: it dials all the time, and an rdma_cm handshake in flight when rxe's link
+  # goes down leaves the device deaf to unicast until it is re-created (lab/selftest/linkflap-cm.sh; the stalls of
+  # soak-short-20261122T114621Z and T170152Z). That is a kernel fault of rxe, not one of the bus under test.
+  at 25; touch "$SH/unauth-stop"
+  for _ in $(seq 1 60); do kill -0 "$UNAUTH_PID" 2>/dev/null || break; sleep 1; done
+  echo "soak-guest$I: unauthenticated peer $(kill -0 "$UNAUTH_PID" 2>/dev/null && echo 'STILL RUNNING 60 s after its stop file' || echo stopped)"
 fi
 if [ "$I" = 2 ]; then
   at 15; fault "kill-9 subscriber JVM (pid $NODE_PID); the warm standby subscriber (pid $SUBSTANDBY_PID) opens a new bus and rejoins"

@@ -91,6 +91,10 @@ public final class RdmaTransport implements Transport {
     private static final long POLLER_YIELD_WINDOW_NS = TimeUnit.MILLISECONDS.toNanos(5);
     /** Discovery: the least time between two adverts of a node (a burst of new publications is one advert). */
     private static final long MIN_ADVERT_GAP_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How often a due dial looks at the port again while it is down. */
+    private static final long PORT_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(200);
+    /** Dials in a row to one peer that got no rdma_cm event at all before the hint about a deaf rxe device. */
+    private static final int SILENT_DIALS_BEFORE_HINT = 10;
 
     private final RdmaTransportConfig config;
     private final long nodeId = ThreadLocalRandom.current().nextLong();
@@ -1695,6 +1699,8 @@ public final class RdmaTransport implements Transport {
     /** Failed dials of one seed since its last connection (cm thread). */
     private static final class DialFailures {
         long inARow;
+        /** Failures in a row that were timeouts without any cm event. */
+        int silentInARow;
         String lastReason;
     }
 
@@ -1771,6 +1777,8 @@ public final class RdmaTransport implements Transport {
         private long cmCycles;
         /** Failed dials in a row, per seed (logged at 1, 10, 100, ...: a seed down for long is not a log flood). */
         private final java.util.HashMap<InetSocketAddress, DialFailures> dialFailures = new java.util.HashMap<>();
+        /** The port was found down when a dial was due: dials wait (logged once per down period). */
+        private boolean dialsHeldForPort;
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
@@ -1815,10 +1823,18 @@ public final class RdmaTransport implements Transport {
                 work += discoveryDuty();
             }
             long now = System.nanoTime();
+            int portReady = -1; // read once per cycle, and only when a dial is due
             for (int i = 0; i < targets.size(); i++) {
                 DialTarget t = targets.get(i);
                 Connection c = t.connection;
                 if ((c == null || c.destroyed) && now >= t.nextAttemptNs) {
+                    if (portReady < 0) {
+                        portReady = portReadyForDials() ? 1 : 0;
+                    }
+                    if (portReady == 0) {
+                        t.nextAttemptNs = now + PORT_WAIT_NS;
+                        continue;
+                    }
                     // a peer that dialled us (its listen endpoint is this target, or its node id the advertiser's) already
                     // joins us: no second connection
                     Connection covering = t.nodeId != 0 ? liveByNode(t.nodeId) : null;
@@ -2178,6 +2194,28 @@ public final class RdmaTransport implements Transport {
             }
         }
 
+        /**
+         * Whether dials may start now: not while the port is down, and only after the cm ids kept while it was down are
+         * destroyed. On rxe (guest kernel 6.1) an rdma_cm handshake in flight when the link goes down leaves the device
+         * deaf to unicast until it is re-created (lab/selftest/linkflap-cm.sh): a dial started while the port is down, or
+         * in the moment it comes back, is such a handshake. The kept ids' DREQs go first, so they do not meet our REQs.
+         */
+        private boolean portReadyForDials() {
+            if (deviceName != null && !RdmaDevices.portActive(deviceName, devicePort)) {
+                if (!dialsHeldForPort) {
+                    dialsHeldForPort = true;
+                    LOG.info("rdma transport of bus '{}': port {}/{} is not ACTIVE; dials wait for it", context.busName(), deviceName, devicePort);
+                }
+                return false;
+            }
+            if (dialsHeldForPort) {
+                dialsHeldForPort = false;
+                LOG.info("rdma transport of bus '{}': port {}/{} is ACTIVE again; dialling", context.busName(), deviceName, devicePort);
+            }
+            destroyIdsAwaitingPort();
+            return true;
+        }
+
         private void onDialFailure(final InetSocketAddress seed, final String peer, final String why) {
             DialFailures f = dialFailures.computeIfAbsent(seed, k -> new DialFailures());
             long n = ++f.inARow;
@@ -2188,6 +2226,16 @@ public final class RdmaTransport implements Transport {
                         context.busName(), peer, n, why);
             }
             f.lastReason = reason;
+            if (why.contains("no event within")) {
+                if (++f.silentInARow == SILENT_DIALS_BEFORE_HINT) {
+                    LOG.warn("rdma transport of bus '{}': {} dials in a row to {} got no rdma_cm reply at all while port {}/{} is ACTIVE. If the "
+                            + "peer is up, this host may not receive unicast RoCE packets: on rxe, an rdma_cm handshake in flight when the link "
+                            + "went down leaves the device so until it is re-created (rdma link delete/add; docs/rdma-transport.md)",
+                            context.busName(), SILENT_DIALS_BEFORE_HINT, peer, deviceName, devicePort);
+                }
+            } else {
+                f.silentInARow = 0;
+            }
         }
 
         @Override
