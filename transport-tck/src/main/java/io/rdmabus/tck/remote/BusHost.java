@@ -393,6 +393,8 @@ public final class BusHost implements AutoCloseable {
         private final BlockingQueue<Write> queue = new ArrayBlockingQueue<>(QUEUE);
         private final Thread writer;
         private volatile boolean writerDone;
+        private long written; // the writer's own counts, read after it ended
+        private long flushes;
 
         Forwarder(final DataOutputStream out, final Topic<Object> topic) {
             this.out = out;
@@ -460,6 +462,7 @@ public final class BusHost implements AutoCloseable {
                         if (!broken) {
                             try {
                                 next.to(out);
+                                written++;
                             } catch (final IOException ex) {
                                 // the client is gone: its connection handler ends; stop the bus feeding this subscriber
                                 broken = true;
@@ -471,6 +474,7 @@ public final class BusHost implements AutoCloseable {
                     if (!broken) {
                         try {
                             out.flush();
+                            flushes++;
                         } catch (final IOException ex) {
                             broken = true;
                             dispose();
@@ -488,6 +492,9 @@ public final class BusHost implements AutoCloseable {
         void finish() throws InterruptedException {
             send(END);
             writer.join(TimeUnit.SECONDS.toMillis(10));
+            if (!writer.isAlive() && written >= 1000) {
+                System.err.println("bus host: subscription to " + topic.name() + ": " + written + " messages written in " + flushes + " flushes");
+            }
         }
     }
 
