@@ -44,6 +44,19 @@ public interface TckFixture extends AutoCloseable {
     }
 
     /**
+     * A factor on the kit's time bounds: each case's overall bound and the bounds inside it (connect, delivery, publish,
+     * "nothing arrived for 5 s") are multiplied by it. For a bed that is legitimately slower than one process on one
+     * machine, such as buses split between two emulated guests on an oversubscribed host, where the same data crosses a
+     * virtual network and each side gets a fraction of the CPU. Counts, order, loss and back-pressure checks are
+     * unchanged; only how long the kit waits for them differs. Must be at least 1.
+     *
+     * @return the factor, default 1 (the kit's own bounds)
+     */
+    default double timeFactor() {
+        return 1.0;
+    }
+
+    /**
      * Transport-specific check, called by the close case after {@code bus.close()} returned (and after the bus's
      * threads are gone): e.g. the bus's listening port is free again, its files or shared-memory logs are removed.
      * Throw an {@link AssertionError} to fail the case. Default: nothing to check beyond threads.

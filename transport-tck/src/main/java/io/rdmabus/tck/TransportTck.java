@@ -68,7 +68,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 
@@ -93,21 +93,22 @@ import reactor.core.scheduler.Schedulers;
  * <p>Lifecycle: one fixture per test class ({@link TestInstance.Lifecycle#PER_CLASS}), created in {@link BeforeAll} and
  * closed in {@link AfterAll}, because fixtures may hold expensive shared parts (an embedded media driver). Isolation
  * between cases comes from fresh buses (unique names) and fresh topics (unique names) in every case; every bus a case
- * opens is closed after it. Every case is bounded by {@link Timeout}; the whole suite takes well under two minutes on
- * two cores.
+ * opens is closed after it. Every case is bounded by {@link ScaledTimeout} (times {@link TckFixture#timeFactor()}); the
+ * whole suite takes well under two minutes on two cores.
  *
  * <p>Conventions: payloads are strings ({@code Codecs.utf8()}) or bytes ({@code Codecs.bytes()}). "Probes" are
  * messages published until every subscriber has seen one, so a case starts only when the path is known to be
  * connected end to end (a connected publication means at least one subscriber, not all of them).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Timeout(value = 45, unit = TimeUnit.SECONDS)
-public abstract class TransportTck {
+@ExtendWith(ScaledTimeoutExtension.class)
+@ScaledTimeout(45)
+public abstract class TransportTck implements ScaledTimeoutExtension.TimeScaled {
     /** Prefix every bus and transport thread name carries. */
     public static final String THREAD_PREFIX = "rdma-bus-";
     private static final String PROBE = "probe";
-    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(15);
-    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration BASE_CONNECT_TIMEOUT = Duration.ofSeconds(15);
+    private static final Duration BASE_DELIVERY_TIMEOUT = Duration.ofSeconds(20);
     private static final long OFFER_RETRY_PAUSE_NS = 50_000;
 
     private final String runId = Integer.toHexString(ThreadLocalRandom.current().nextInt() & 0xFFFFFF);
@@ -115,6 +116,11 @@ public abstract class TransportTck {
     private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
     private Set<Thread> threadsBeforeFixture = Set.of();
     private TckFixture fixture;
+    private double timeFactor = 1.0;
+    /** Connect bound (probes, first frame), times the fixture's time factor. */
+    private Duration connectTimeout = BASE_CONNECT_TIMEOUT;
+    /** Delivery bound (a publish, a batch to arrive), times the fixture's time factor. */
+    private Duration deliveryTimeout = BASE_DELIVERY_TIMEOUT;
 
     /** @return a new fixture for the transport configuration under test; the kit closes it after the class */
     protected abstract TckFixture createFixture();
@@ -129,6 +135,13 @@ public abstract class TransportTck {
         threadsBeforeFixture = liveThreads(name -> name.startsWith(THREAD_PREFIX));
         fixture = createFixture();
         assertTrue(fixture != null, "createFixture() returned null");
+        timeFactor = fixture.timeFactor();
+        assertTrue(timeFactor >= 1.0 && Double.isFinite(timeFactor), "fixture.timeFactor() must be a finite number >= 1: " + timeFactor);
+        connectTimeout = scaled(BASE_CONNECT_TIMEOUT);
+        deliveryTimeout = scaled(BASE_DELIVERY_TIMEOUT);
+        if (timeFactor != 1.0) {
+            System.err.println("TCK: time bounds x " + timeFactor + " for " + fixture.name());
+        }
     }
 
     @BeforeEach
@@ -159,9 +172,10 @@ public abstract class TransportTck {
             return;
         }
         fixture.close();
+        final Duration threadsGone = scaled(Duration.ofSeconds(10));
         final Set<Thread> left = awaitThreadsGone(t -> t.getName().startsWith(THREAD_PREFIX) && !threadsBeforeFixture.contains(t),
-            Duration.ofSeconds(10));
-        assertTrue(left.isEmpty(), "threads still alive 10 s after every bus and the fixture (" + fixture.name() + ") closed: "
+            threadsGone);
+        assertTrue(left.isEmpty(), "threads still alive " + threadsGone + " after every bus and the fixture (" + fixture.name() + ") closed: "
             + names(left));
     }
 
@@ -169,7 +183,7 @@ public abstract class TransportTck {
 
     /** RELIABLE, one publisher and one subscriber: every value arrives once, in order, from one session, with no loss. */
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(30)
     void reliableOneToOneDeliversEverythingInOrder() throws InterruptedException {
         final Bus pubBus = bus("pub");
         final Bus subBus = bus("sub");
@@ -179,9 +193,9 @@ public abstract class TransportTck {
         final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m-" + i).toList();
 
         // a reliable publish waits for a connected subscriber before its first value
-        pubBus.publish(topic, Flux.fromIterable(expected)).block(DELIVERY_TIMEOUT);
+        pubBus.publish(topic, Flux.fromIterable(expected)).block(deliveryTimeout);
 
-        assertTrue(rec.awaitCount(n, DELIVERY_TIMEOUT), () -> "received " + rec.count() + " of " + n);
+        assertTrue(rec.awaitCount(n, deliveryTimeout), () -> "received " + rec.count() + " of " + n);
         assertNull(rec.error(), "subscriber got an error");
         final List<Received<String>> got = rec.received();
         assertEquals(expected, got.stream().map(Received::value).toList(), "values or order differ");
@@ -199,7 +213,7 @@ public abstract class TransportTck {
 
     /** BEST_EFFORT, one publisher and one subscriber with room for everything: exact values and order, no gap. */
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(30)
     void bestEffortOneToOneDeliversEverythingInOrder() throws InterruptedException {
         final Bus pubBus = bus("pub");
         final Bus subBus = bus("sub");
@@ -213,7 +227,7 @@ public abstract class TransportTck {
         for (int i = 0; i < n; i++) {
             offerUntilTaken(pub, "m-" + i);
         }
-        assertTrue(rec.awaitCount(probes(rec) + n, DELIVERY_TIMEOUT), () -> "received " + (rec.count() - probes(rec)) + " of " + n);
+        assertTrue(rec.awaitCount(probes(rec) + n, deliveryTimeout), () -> "received " + (rec.count() - probes(rec)) + " of " + n);
         final List<Received<String>> got = notProbes(rec.received());
         assertEquals(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList(), got.stream().map(Received::value).toList(),
             "values or order differ");
@@ -226,7 +240,7 @@ public abstract class TransportTck {
 
     /** 20 topics at once between the same two buses: each subscriber gets exactly its topic's values. */
     @Test
-    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(40)
     void manyTopicsAtOnceHaveNoCrossTalk() throws InterruptedException {
         final Bus pubBus = bus("pub");
         final Bus subBus = bus("sub");
@@ -243,11 +257,11 @@ public abstract class TransportTck {
             .flatMap(k -> pubBus.publish(all.get(k), Flux.range(0, n).map(i -> "t" + k + "-" + i)).subscribeOn(Schedulers.boundedElastic()),
                 topics)
             .then()
-            .block(Duration.ofSeconds(30));
+            .block(scaled(Duration.ofSeconds(30)));
         for (int k = 0; k < topics; k++) {
             final int topicIndex = k;
             final Recorder<String> rec = recs.get(k);
-            assertTrue(rec.awaitCount(n, DELIVERY_TIMEOUT), "topic " + k + " received " + rec.count() + " of " + n);
+            assertTrue(rec.awaitCount(n, deliveryTimeout), "topic " + k + " received " + rec.count() + " of " + n);
             assertEquals(IntStream.range(0, n).mapToObj(i -> "t" + topicIndex + "-" + i).toList(), rec.values(),
                 "topic " + k + " got foreign or missing values");
         }
@@ -260,7 +274,7 @@ public abstract class TransportTck {
 
     /** One publisher, three subscriber buses: every subscriber gets every value, in order (RELIABLE). */
     @Test
-    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(40)
     void reliableFanOutToThreeBuses() throws InterruptedException {
         final Bus pubBus = bus("pub");
         final Topic<String> topic = topic("fanout", Delivery.RELIABLE);
@@ -276,7 +290,7 @@ public abstract class TransportTck {
         final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m-" + i).toList();
         for (int s = 0; s < recs.size(); s++) {
             final Recorder<String> rec = recs.get(s);
-            assertTrue(rec.awaitUntil(list -> notProbes(list).size() >= n, DELIVERY_TIMEOUT),
+            assertTrue(rec.awaitUntil(list -> notProbes(list).size() >= n, deliveryTimeout),
                 "subscriber " + s + " received " + notProbes(rec.received()).size() + " of " + n);
             final List<Received<String>> got = notProbes(rec.received());
             assertEquals(expected, got.stream().map(Received::value).toList(), "subscriber " + s + ": values or order differ");
@@ -293,7 +307,7 @@ public abstract class TransportTck {
      * what the transport and the ring may buffer.
      */
     @Test
-    @Timeout(value = 50, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(50)
     void reliableSlowSubscriberBackPressuresThePublisherWithoutLoss() throws Exception {
         final int messageBytes = 64 * 1024;
         final int ringSlots = 16;
@@ -317,7 +331,9 @@ public abstract class TransportTck {
 
         // stop waiting early once a message is missing (the last index differs from its position), or when the
         // publisher is done and nothing arrived for 5 s (the subscriber takes about 1 ms per message)
-        final long waitDeadlineNs = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+        final Duration waitBound = scaled(Duration.ofSeconds(40));
+        final Duration stallBound = scaled(Duration.ofSeconds(5));
+        final long waitDeadlineNs = System.nanoTime() + waitBound.toNanos();
         int lastCount = -1;
         long lastProgressNs = System.nanoTime();
         while (true) {
@@ -329,14 +345,14 @@ public abstract class TransportTck {
                 lastCount = got.size();
                 lastProgressNs = System.nanoTime();
             }
-            final boolean stalled = published.isDone() && System.nanoTime() - lastProgressNs > TimeUnit.SECONDS.toNanos(5);
+            final boolean stalled = published.isDone() && System.nanoTime() - lastProgressNs > stallBound.toNanos();
             if (stalled || System.nanoTime() > waitDeadlineNs || rec.error() != null) {
-                fail("slow subscriber received " + got.size() + " of " + n + (stalled ? " and nothing more for 5 s after publish completed"
-                    : " within 40 s") + "; error " + rec.error());
+                fail("slow subscriber received " + got.size() + " of " + n + (stalled ? " and nothing more for " + stallBound + " after publish completed"
+                    : " within " + waitBound) + "; error " + rec.error());
             }
             Thread.sleep(10);
         }
-        published.get(5, TimeUnit.SECONDS);
+        published.get(stallBound.toNanos(), TimeUnit.NANOSECONDS);
         assertNull(rec.error());
         final List<Integer> indexes = rec.values();
         assertFalse(indexes.contains(-1), "a payload arrived corrupted");
@@ -359,7 +375,7 @@ public abstract class TransportTck {
      * delivered messages equals the {@code lostBefore} reported on the later one.
      */
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(30)
     void bestEffortOverloadWithBackpressurePolicyCountsEveryDrop() throws InterruptedException {
         final int ringSlots = 64;
         final Overload run = overload("be-bp", SubscribeOptions.<String>defaults().withRingSize(ringSlots), i -> "m-" + i);
@@ -371,7 +387,7 @@ public abstract class TransportTck {
 
     /** BEST_EFFORT with {@code dropOldest(10)}: after overload the subscriber gets the newest ten, the rest is reported lost. */
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(30)
     void bestEffortOverloadWithDropOldestKeepsTheNewest() throws InterruptedException {
         final int keep = 10;
         // a ring larger than the run: every drop is the policy's, none the ring's
@@ -387,7 +403,7 @@ public abstract class TransportTck {
 
     /** BEST_EFFORT with {@code conflateLatest(key)}: after overload the subscriber gets exactly the latest value per key. */
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(30)
     void bestEffortOverloadWithConflationKeepsTheLatestPerKey() throws InterruptedException {
         final int keys = 8;
         // a ring larger than the run: every drop is the policy's, none the ring's
@@ -426,16 +442,17 @@ public abstract class TransportTck {
 
         // connect without demand: a probe publication until the subscription counts a frame
         final BusPublication<String> probe = publication(pubBus, topic);
-        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
         while (statsOf(subBus, topic).framesReceived() == 0) {
             probe.offer(PROBE);
-            assertTrue(System.nanoTime() < deadlineNs, "no probe reached the subscription within " + CONNECT_TIMEOUT);
+            assertTrue(System.nanoTime() < deadlineNs, "no probe reached the subscription within " + connectTimeout);
             Thread.sleep(20);
         }
         final long probeFrames = statsOf(subBus, topic).framesReceived();
         final BusPublication<String> pub = publication(pubBus, topic);
         awaitConnected(pub);
-        final long offerDeadlineNs = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        final Duration offerBound = scaled(Duration.ofSeconds(10));
+        final long offerDeadlineNs = System.nanoTime() + offerBound.toNanos();
         int published = 0;
         while (published < n) {
             final int status = pub.offer(value.apply(published));
@@ -443,7 +460,7 @@ public abstract class TransportTck {
                 published++;
             } else if (status == PublishStatus.BACK_PRESSURED || status == PublishStatus.NOT_CONNECTED) {
                 assertTrue(System.nanoTime() < offerDeadlineNs, "best-effort publisher blocked by a subscriber that does not request: "
-                    + published + " of " + n + " taken in 10 s, last status " + PublishStatus.describe(status)
+                    + published + " of " + n + " taken in " + offerBound + ", last status " + PublishStatus.describe(status)
                     + " (best effort must drop at the subscriber, not back-pressure the publisher)");
                 LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
             } else {
@@ -453,8 +470,13 @@ public abstract class TransportTck {
         // let the transport hand everything over (frames received or counted as dropped), then request
         awaitStable(() -> statsOf(subBus, topic).framesReceived() + statsOf(subBus, topic).gapMessages());
         rec.request(Long.MAX_VALUE);
+        // what the subscriber held arrives first: a sentinel offered before the request reached a subscriber in another
+        // process (the split fixture: 200 ms was not enough between two emulated guests) would join what it holds and,
+        // with drop-oldest, evict the oldest of it
+        assertTrue(rec.awaitUntil(list -> list.stream().anyMatch(r -> r.sessionId() == pub.sessionId()), deliveryTimeout),
+            "nothing the subscriber held arrived within " + deliveryTimeout + " after it requested");
         int sentinels = 0;
-        final long sentinelDeadlineNs = System.nanoTime() + DELIVERY_TIMEOUT.toNanos();
+        final long sentinelDeadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
         while (!rec.awaitUntil(list -> list.stream().anyMatch(r -> r.sessionId() == pub.sessionId() && r.value().startsWith("end")),
             Duration.ofMillis(200))) {
             assertTrue(System.nanoTime() < sentinelDeadlineNs, "no sentinel arrived after the subscriber requested");
@@ -501,7 +523,7 @@ public abstract class TransportTck {
      * {@code topic.maxMessageLength()} is refused on either delivery.
      */
     @Test
-    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(40)
     void messagesLargerThanAFrameFollowTheContract() throws Exception {
         final TransportCapabilities caps;
         try (Transport raw = fixture.newRawTransport()) {
@@ -523,8 +545,8 @@ public abstract class TransportTck {
             .withMaxMessageLength(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow());
         final Recorder<byte[]> rrec = subscribe(subBus, reliable, SubscribeOptions.<byte[]>defaults().withRingSize(16));
         final List<byte[]> sent = sizes.stream().map(s -> randomBytes(s)).toList();
-        pubBus.publish(reliable, Flux.fromIterable(sent)).block(DELIVERY_TIMEOUT);
-        assertTrue(rrec.awaitCount(sent.size(), DELIVERY_TIMEOUT), "received " + rrec.count() + " of " + sent.size() + " large messages");
+        pubBus.publish(reliable, Flux.fromIterable(sent)).block(deliveryTimeout);
+        assertTrue(rrec.awaitCount(sent.size(), deliveryTimeout), "received " + rrec.count() + " of " + sent.size() + " large messages");
         final List<byte[]> got = rrec.values();
         for (int i = 0; i < sent.size(); i++) {
             assertArrayEquals(sent.get(i), got.get(i), "message of " + sizes.get(i) + " bytes differs (max reliable frame "
@@ -539,7 +561,7 @@ public abstract class TransportTck {
         final Recorder<byte[]> berec = subscribe(subBus, bestEffort, SubscribeOptions.defaults());
         final BusPublication<byte[]> bePub = publication(pubBus, bestEffort);
         final byte[] fits = randomBytes(bePayload);
-        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
         while (berec.count() == 0) {
             assertTrue(System.nanoTime() < deadlineNs, "no best-effort message of exactly one frame arrived");
             offerUntilTaken(bePub, fits);
@@ -550,7 +572,7 @@ public abstract class TransportTck {
         assertEquals(PublishStatus.MESSAGE_TOO_LARGE, bePub.offer(randomBytes(bePayload + 1)),
             "offer of a best-effort message one byte over the frame (" + caps.maxBestEffortFrameLength() + ")");
         final Throwable beError = assertThrows(Throwable.class,
-            () -> pubBus.publish(bestEffort, Mono.just(randomBytes(bePayload + 1))).block(DELIVERY_TIMEOUT));
+            () -> pubBus.publish(bestEffort, Mono.just(randomBytes(bePayload + 1))).block(deliveryTimeout));
         assertInstanceOf(MessageTooLargeException.class, beError, "publish of a best-effort message over one frame");
         assertEquals(publishedBefore, pubBus.stats().messagesPublished(), "a refused message was counted as published");
 
@@ -561,14 +583,14 @@ public abstract class TransportTck {
             final BusPublication<byte[]> p = publication(pubBus, limited);
             assertEquals(PublishStatus.MESSAGE_TOO_LARGE, p.offer(new byte[limit + 1]), delivery + " offer over maxMessageLength");
             final Throwable error = assertThrows(Throwable.class,
-                () -> pubBus.publish(limited, Mono.just(new byte[limit + 1])).block(DELIVERY_TIMEOUT));
+                () -> pubBus.publish(limited, Mono.just(new byte[limit + 1])).block(deliveryTimeout));
             assertInstanceOf(MessageTooLargeException.class, error, delivery + " publish over maxMessageLength");
         }
         final Topic<byte[]> limited = topic("limit-ok", Codecs.bytes(), Delivery.RELIABLE).withMaxMessageLength(64);
         final Recorder<byte[]> lrec = subscribe(subBus, limited, SubscribeOptions.defaults());
         final byte[] exactly = randomBytes(64);
-        pubBus.publish(limited, Mono.just(exactly)).block(DELIVERY_TIMEOUT);
-        assertTrue(lrec.awaitCount(1, DELIVERY_TIMEOUT), "a message of exactly maxMessageLength did not arrive");
+        pubBus.publish(limited, Mono.just(exactly)).block(deliveryTimeout);
+        assertTrue(lrec.awaitCount(1, deliveryTimeout), "a message of exactly maxMessageLength did not arrive");
         assertArrayEquals(exactly, lrec.values().get(0));
     }
 
@@ -576,7 +598,7 @@ public abstract class TransportTck {
 
     /** Disposing a subscription stops its values; a new subscription on the same bus and topic gets later messages. */
     @Test
-    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(40)
     void subscriberRestartReceivesLaterMessages() throws InterruptedException {
         final Bus pubBus = bus("pub");
         final Bus subBus = bus("sub");
@@ -606,7 +628,7 @@ public abstract class TransportTck {
      * bus: the subscriber keeps receiving, from each new session, with nothing lost within a session.
      */
     @Test
-    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(40)
     void publisherRestartIsPickedUpBySubscriber() throws InterruptedException {
         final Bus subBus = bus("sub");
         final Topic<String> topic = topic("pubrestart", Delivery.RELIABLE);
@@ -643,7 +665,7 @@ public abstract class TransportTck {
      * publication, subscribe and offer fail, is idempotent, and releases transport resources (fixture hook).
      */
     @Test
-    @Timeout(value = 40, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(40)
     void closeReleasesEverything() throws InterruptedException {
         final String name = "tck-close-" + runId + "-" + names.incrementAndGet();
         final Bus closing = fixture.newBus(name);
@@ -662,18 +684,18 @@ public abstract class TransportTck {
         assertFalse(own.isEmpty(), "no thread named " + THREAD_PREFIX + "...-" + name + " while the bus runs (naming convention)");
 
         closing.close();
-        assertTrue(sub.awaitTermination(Duration.ofSeconds(5)), "a subscription did not terminate when its bus closed");
+        assertTrue(sub.awaitTermination(scaled(Duration.ofSeconds(5))), "a subscription did not terminate when its bus closed");
         assertTrue(sub.isCompleted(), "a subscription must complete (not fail) when its bus closes: " + sub.error());
-        final Set<Thread> left = awaitThreadsGone(t -> t.getName().startsWith(THREAD_PREFIX) && t.getName().contains(name),
-            Duration.ofSeconds(10));
-        assertTrue(left.isEmpty(), "threads of the closed bus still alive after 10 s: " + names(left));
+        final Duration threadsGone = scaled(Duration.ofSeconds(10));
+        final Set<Thread> left = awaitThreadsGone(t -> t.getName().startsWith(THREAD_PREFIX) && t.getName().contains(name), threadsGone);
+        assertTrue(left.isEmpty(), "threads of the closed bus still alive after " + threadsGone + ": " + names(left));
 
         assertEquals(PublishStatus.CLOSED, out.offer("late"), "offer on a closed bus");
-        final Throwable publishError = assertThrows(Throwable.class, () -> closing.publish(outbound, Mono.just("x")).block(DELIVERY_TIMEOUT));
+        final Throwable publishError = assertThrows(Throwable.class, () -> closing.publish(outbound, Mono.just("x")).block(deliveryTimeout));
         assertInstanceOf(BusException.class, publishError, "publish on a closed bus");
         assertThrows(BusException.class, () -> closing.publication(outbound), "publication on a closed bus");
         final Recorder<String> late = subscribe(closing, inbound, SubscribeOptions.defaults());
-        assertTrue(late.awaitTermination(Duration.ofSeconds(5)), "subscribe on a closed bus must terminate");
+        assertTrue(late.awaitTermination(scaled(Duration.ofSeconds(5))), "subscribe on a closed bus must terminate");
         assertInstanceOf(BusException.class, late.error(), "subscribe on a closed bus must fail with a BusException");
         closing.close(); // idempotent
         fixture.assertTransportResourcesReleased(name);
@@ -692,7 +714,7 @@ public abstract class TransportTck {
      * no error.
      */
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @ScaledTimeout(30)
     void malformedFramesAreDroppedAndCounted() throws InterruptedException {
         final Bus subBus = bus("sub");
         final Topic<String> topic = topic("malformed", Delivery.RELIABLE);
@@ -705,7 +727,7 @@ public abstract class TransportTck {
         final int probeSession = 0x7e57_0001;
         final int validSession = 0x7e57_0002;
         final int badPayloadSession = 0x7e57_0003;
-        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
         long probeSequence = 0;
         while (rec.count() == 0) {
             assertTrue(System.nanoTime() < deadlineNs, "no probe frame from the raw transport reached the subscriber");
@@ -747,10 +769,10 @@ public abstract class TransportTck {
         expected.add(last);
         inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, seq, last));
 
-        assertTrue(rec.awaitUntil(list -> list.stream().anyMatch(r -> r.value().equals(last)), DELIVERY_TIMEOUT),
+        assertTrue(rec.awaitUntil(list -> list.stream().anyMatch(r -> r.value().equals(last)), deliveryTimeout),
             "the last valid frame did not arrive; got " + rec.values());
         final long malformedExpected = garbage.size();
-        final long deadline2Ns = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        final long deadline2Ns = System.nanoTime() + scaled(Duration.ofSeconds(5)).toNanos();
         while (statsOf(subBus, topic).malformedFrames() < malformedExpected && System.nanoTime() < deadline2Ns) {
             Thread.sleep(10);
         }
@@ -785,14 +807,16 @@ public abstract class TransportTck {
         // -Dtck.rs.rules=<regex> -Dtck.rs.repeat=N: run only the matching rules, N times each (to chase a flaky rule)
         final Pattern only = Pattern.compile(System.getProperty("tck.rs.rules", ".*"));
         final int repeat = Integer.getInteger("tck.rs.repeat", 1);
+        final Duration ruleBound = scaled(Duration.ofSeconds(30));
         return Arrays.stream(PublisherVerification.class.getMethods())
             .filter(m -> Modifier.isPublic(m.getModifiers()) && m.getParameterCount() == 0 && isRule(m.getName()))
             .filter(m -> only.matcher(m.getName()).find())
             .sorted(Comparator.comparing(Method::getName))
             .flatMap(m -> Collections.nCopies(repeat, m).stream())
-            .map(m -> DynamicTest.dynamicTest(m.getName(), () -> assertTimeoutPreemptively(Duration.ofSeconds(30),
+            .map(m -> DynamicTest.dynamicTest(m.getName(), () -> assertTimeoutPreemptively(ruleBound,
                 () -> runRule(verification, m, fixture.knownReactiveStreamsFailures().get(m.getName())),
-                () -> "RS TCK rule " + m.getName() + " took over 30 s; last events " + verification.recentEvents() + "; " + hangReport(pubBus, subBus))));
+                () -> "RS TCK rule " + m.getName() + " took over " + ruleBound + "; last events " + verification.recentEvents() + "; "
+                    + hangReport(pubBus, subBus))));
     }
 
     /** What a hung rule leaves behind: both buses' stats and the stacks of the bus, transport and test threads. */
@@ -844,6 +868,17 @@ public abstract class TransportTck {
 
     // ------------------------------------------------------------------------------------------------ helpers
 
+    /** @return the fixture's {@link TckFixture#timeFactor()} (1 until the fixture exists) */
+    @Override
+    public final double timeFactor() {
+        return timeFactor;
+    }
+
+    /** @param bound a time bound of the kit @return it times the fixture's time factor */
+    private Duration scaled(final Duration bound) {
+        return ScaledTimeoutExtension.scale(bound, timeFactor);
+    }
+
     /**
      * @param role short role for the name
      * @return a new bus of the fixture, closed after the case
@@ -884,21 +919,21 @@ public abstract class TransportTck {
             .orElseThrow(() -> new AssertionError("no live subscription for " + topic.name() + " in " + bus.stats()));
     }
 
-    private static void awaitConnected(final BusPublication<?> pub) throws InterruptedException {
-        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+    private void awaitConnected(final BusPublication<?> pub) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
         while (!pub.isConnected()) {
-            assertTrue(System.nanoTime() < deadlineNs, "publication to " + pub.topic().name() + " not connected within " + CONNECT_TIMEOUT);
+            assertTrue(System.nanoTime() < deadlineNs, "publication to " + pub.topic().name() + " not connected within " + connectTimeout);
             Thread.sleep(5);
         }
     }
 
     /** Publishes probes on {@code pub} until every recorder has received one from its session. */
-    private static void awaitProbes(final BusPublication<String> pub, final List<Recorder<String>> recs) throws InterruptedException {
+    private void awaitProbes(final BusPublication<String> pub, final List<Recorder<String>> recs) throws InterruptedException {
         final Predicate<Received<String>> isProbe = r -> r.sessionId() == pub.sessionId() && PROBE.equals(r.value());
-        final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
         while (!recs.stream().allMatch(rec -> rec.count(isProbe) > 0)) {
             assertTrue(System.nanoTime() < deadlineNs, "probes on " + pub.topic().name() + " did not reach every subscriber within "
-                + CONNECT_TIMEOUT);
+                + connectTimeout);
             final int status = pub.offer(PROBE);
             assertTrue(status != PublishStatus.CLOSED && status != PublishStatus.MESSAGE_TOO_LARGE, "probe offer: "
                 + PublishStatus.describe(status));
@@ -914,8 +949,8 @@ public abstract class TransportTck {
         return list.stream().filter(r -> !PROBE.equals(r.value())).toList();
     }
 
-    private static <T> void offerUntilTaken(final BusPublication<T> pub, final T value) {
-        final long deadlineNs = System.nanoTime() + DELIVERY_TIMEOUT.toNanos();
+    private <T> void offerUntilTaken(final BusPublication<T> pub, final T value) {
+        final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
         while (true) {
             final int status = pub.offer(value);
             if (status == PublishStatus.OK) {
@@ -925,23 +960,23 @@ public abstract class TransportTck {
                 fail("offer to " + pub.topic().name() + " returned " + PublishStatus.describe(status));
             }
             if (System.nanoTime() >= deadlineNs) {
-                fail("offer to " + pub.topic().name() + " not taken within " + DELIVERY_TIMEOUT + ", last status "
+                fail("offer to " + pub.topic().name() + " not taken within " + deliveryTimeout + ", last status "
                     + PublishStatus.describe(status));
             }
             LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
         }
     }
 
-    private static void sendBatch(final BusPublication<String> pub, final String prefix, final int n) {
+    private void sendBatch(final BusPublication<String> pub, final String prefix, final int n) {
         for (int i = 0; i < n; i++) {
             offerUntilTaken(pub, prefix + "-" + i);
         }
     }
 
-    private static void awaitBatch(final Recorder<String> rec, final BusPublication<String> pub, final String prefix, final int n)
+    private void awaitBatch(final Recorder<String> rec, final BusPublication<String> pub, final String prefix, final int n)
         throws InterruptedException {
         final Predicate<Received<String>> mine = r -> r.sessionId() == pub.sessionId() && r.value().startsWith(prefix + "-");
-        assertTrue(rec.awaitUntil(list -> list.stream().filter(mine).count() >= n, DELIVERY_TIMEOUT),
+        assertTrue(rec.awaitUntil(list -> list.stream().filter(mine).count() >= n, deliveryTimeout),
             "batch " + prefix + ": received " + rec.count(mine) + " of " + n);
         final List<Received<String>> got = rec.received().stream().filter(mine).toList();
         assertEquals(IntStream.range(0, n).mapToObj(i -> prefix + "-" + i).toList(), got.stream().map(Received::value).toList(),
@@ -949,9 +984,9 @@ public abstract class TransportTck {
         assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "batch " + prefix + " reported loss");
     }
 
-    /** Waits until {@code counter} has not changed for 300 ms (at most 10 s). */
-    private static void awaitStable(final java.util.function.LongSupplier counter) throws InterruptedException {
-        final long deadlineNs = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    /** Waits until {@code counter} has not changed for 300 ms (at most 10 s times the time factor). */
+    private void awaitStable(final java.util.function.LongSupplier counter) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + scaled(Duration.ofSeconds(10)).toNanos();
         long last = counter.getAsLong();
         long stableSinceNs = System.nanoTime();
         while (System.nanoTime() < deadlineNs) {
@@ -966,8 +1001,8 @@ public abstract class TransportTck {
         }
     }
 
-    private static void inject(final TransportPublication pub, final byte[] frame) {
-        final long deadlineNs = System.nanoTime() + DELIVERY_TIMEOUT.toNanos();
+    private void inject(final TransportPublication pub, final byte[] frame) {
+        final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
         while (true) {
             final int status = pub.tryClaim(frame.length);
             if (status == TransportStatus.OK) {
@@ -981,7 +1016,7 @@ public abstract class TransportTck {
                 fail("raw tryClaim(" + frame.length + ") returned " + TransportStatus.describe(status));
             }
             if (System.nanoTime() >= deadlineNs) {
-                fail("raw tryClaim not OK within " + DELIVERY_TIMEOUT + ": " + TransportStatus.describe(status));
+                fail("raw tryClaim not OK within " + deliveryTimeout + ": " + TransportStatus.describe(status));
             }
             LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
         }
