@@ -107,6 +107,11 @@ if [ "$run_lab" = 1 ]; then
         [ "$lab_skip_reason" = "" ] && RXE_LAB_CPUS=2 run_lab "RDMA transport TCK + peers + resume, 1 guest" --module rdma-transport --guests 1 \
             --timeout-s 1500 --class io.rdmabus.rdma.transport.RdmaTckTest --class io.rdmabus.rdma.transport.RdmaPeersRxeTest \
             --class io.rdmabus.rdma.transport.RdmaResumeRxeTest
+        # The same TCK across two guests (issue 4): each case's publishing and subscribing buses on different guests,
+        # guest 2's in a bus host that guest 1's cases drive over TCP (transport-tck io.rdmabus.tck.remote); its time
+        # bounds x2 (RdmaSplitFixture.timeFactor). About 5 min.
+        [ "$lab_skip_reason" = "" ] && RXE_LAB_CPUS=2 run_lab "RDMA transport TCK across 2 guests" --module rdma-transport --guests 2 \
+            --timeout-s 2400 --class-on 1:io.rdmabus.rdma.transport.RdmaTwoGuestTckTest --class-on 2:io.rdmabus.rdma.transport.RdmaTckBusHostRxeTest
         # BEST_EFFORT over UD: UdRxeTest on each guest's own rxe0, UdTwoGuestRxeTest across the two guests (unicast and
         # multicast); DiscoveryRxeTest: seedless nodes on the two guests find each other through adverts on the UD control
         # group (rdma.discovery=multicast), forged adverts are rejected. The TCK with best effort over multicast (RdmaMulticastTckTest) is run by hand (docs/rdma-transport.md).
