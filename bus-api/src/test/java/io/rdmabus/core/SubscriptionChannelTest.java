@@ -3,6 +3,9 @@ package io.rdmabus.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -220,5 +223,25 @@ class SubscriptionChannelTest {
         assertEquals(4, channel.stats().droppedBySubscriber());
         channel.complete();
         assertTrue(recorder.completed);
+    }
+
+    /**
+     * A ring slot's buffer is on the heap: a direct buffer per slot was a JDK cleaner per slot (1024 per default
+     * subscription), which the Reference Handler runs one by one at the GC that finds the ring dead, and under
+     * emulation that kept RS TCK rule 3.13's reference from being enqueued within its 100 ms (docs/rdma-transport.md).
+     */
+    @Test
+    void aDefaultRingTakesNoDirectBufferPerSlot() {
+        final long before = directBuffers();
+        final var channel = new SubscriptionChannel<>(Topic.of("t", TestCodecs.LONG, Delivery.RELIABLE), SubscribeOptions.<Long>defaults(),
+            MAX_FRAME, INLINE);
+        final long added = directBuffers() - before;
+        assertTrue(added < 16, "a ring of " + SubscribeOptions.DEFAULT_RING_SIZE + " slots allocated " + added + " direct buffers");
+        Reference.reachabilityFence(channel);
+    }
+
+    private static long directBuffers() {
+        return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream().filter(p -> "direct".equals(p.getName()))
+            .mapToLong(BufferPoolMXBean::getCount).sum();
     }
 }

@@ -96,14 +96,6 @@ final class RdmaFixture implements TckFixture {
         return "rdma on one rxe device (loopback; best effort over " + RdmaTransportConfig.parse(extra).ud().mode() + ")";
     }
 
-    @Override
-    public Map<String, String> knownReactiveStreamsFailures() {
-        // Tracked in issue 4 and docs/rdma-transport.md ("RS rule 3.13"): passes over TCP on the host, fails on rxe
-        // even with a 5 s wait; what keeps the cancelled subscriber reachable is not identified yet.
-        return Map.of("required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber",
-            "on rxe the cancelled subscriber stays reachable in the RS TCK's scenario; cause not found yet, see docs/rdma-transport.md");
-    }
-
     private RdmaTransport newTransport() {
         Map<String, String> props = new HashMap<>(extra);
         props.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(nextPort.getAndIncrement()));
