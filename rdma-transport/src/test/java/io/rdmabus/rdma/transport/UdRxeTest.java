@@ -414,6 +414,9 @@ class UdRxeTest {
         }
     }
 
+    /** Measured windows of {@link #noAllocationPerFrameOnTheUdPath}; the first one clean of allocation passes. */
+    private static final int ALLOCATION_WINDOWS = 3;
+
     /**
      * Heap bytes allocated per frame by the publishing thread (tryClaim/commit) and by the subscriber's poller (UD
      * receive, delivery, re-post), from {@code ThreadMXBean.getThreadAllocatedBytes}, after a warm-up.
@@ -441,29 +444,43 @@ class UdRxeTest {
             int warm = 3000;
             int n = 3000;
             sendQuietly(pub, 15, warm);
-            awaitFrames(sink, warm);
-            long before = sink.frames.get();
-            long self0 = mx.getCurrentThreadAllocatedBytes();
-            long poll0 = mx.getThreadAllocatedBytes(poller);
-            long t0 = System.nanoTime();
-            int sent = sendQuietly(pub, 15, n);
-            long self1 = mx.getCurrentThreadAllocatedBytes();
-            long sendNs = System.nanoTime() - t0;
-            awaitFrames(sink, warm + n);
-            long poll1 = mx.getThreadAllocatedBytes(poller);
-            long got = sink.frames.get() - before;
-            System.err.println("UD " + mode + " allocation: publisher thread " + (self1 - self0) + " bytes for " + sent + " frames ("
-                    + (self1 - self0) / Math.max(1, sent) + " B/frame); subscriber poller " + (poll1 - poll0) + " bytes for " + got + " frames ("
-                    + (poll1 - poll0) / Math.max(1, got) + " B/frame); sent at " + sent * 1_000_000_000L / Math.max(1, sendNs)
-                    + " frames/s (paced: 1 ms pause per 64 frames)");
-            assertEquals(n, sent);
-            assertTrue(got > 0, "nothing received");
-            // noise that is not per-frame allocation: JIT deoptimisation, a lazily grown queue. (The poller once
-            // also allocated 40 bytes per wake-up from a sleep, time-driven, up to 6000 bytes per 3000 frames: the errno-
-            // capturing poll(2) downcall allocates in interpreted and C1 code; Native.pollReadable no longer captures on
-            // the normal path, NativePollTest.) Any object per frame is at least 16 bytes, so under 2 per frame proves none.
-            assertTrue(self1 - self0 < 2L * n, "publisher allocates per frame: " + (self1 - self0) + " bytes for " + n + " frames");
-            assertTrue(poll1 - poll0 < 2L * got, "poller allocates per frame: " + (poll1 - poll0) + " bytes for " + got + " frames");
+            long expected = warm;
+            awaitFrames(sink, expected);
+            // A per-frame allocation shows in every window; what the JIT does after the warm-up (a deoptimisation, then
+            // the method runs in the interpreter or C1, whose FFM downcalls allocate, until C2 has recompiled it, which
+            // takes seconds of an emulated vCPU) shows in one window. So: up to WINDOWS windows, the first clean one
+            // passes, and if none is, the test fails with all of them.
+            java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+            StringBuilder windows = new StringBuilder();
+            boolean clean = false;
+            for (int w = 1; w <= ALLOCATION_WINDOWS && !clean; w++) {
+                long before = sink.frames.get();
+                long jit0 = jit.getTotalCompilationTime();
+                long self0 = mx.getCurrentThreadAllocatedBytes();
+                long poll0 = mx.getThreadAllocatedBytes(poller);
+                long t0 = System.nanoTime();
+                int sent = sendQuietly(pub, 15, n);
+                long self1 = mx.getCurrentThreadAllocatedBytes();
+                long sendNs = System.nanoTime() - t0;
+                expected += sent;
+                awaitFrames(sink, expected);
+                long poll1 = mx.getThreadAllocatedBytes(poller);
+                long got = sink.frames.get() - before;
+                String line = "UD " + mode + " allocation, window " + w + ": publisher thread " + (self1 - self0) + " bytes for " + sent
+                        + " frames (" + (self1 - self0) / Math.max(1, sent) + " B/frame); subscriber poller " + (poll1 - poll0) + " bytes for "
+                        + got + " frames (" + (poll1 - poll0) / Math.max(1, got) + " B/frame); sent at " + sent * 1_000_000_000L / Math.max(1, sendNs)
+                        + " frames/s (paced: 1 ms pause per 64 frames); JIT compiled for " + (jit.getTotalCompilationTime() - jit0) + " ms";
+                System.err.println(line);
+                windows.append("\n  ").append(line);
+                assertEquals(n, sent);
+                assertTrue(got > 0, "nothing received");
+                // Any object per frame is at least 16 bytes, so under 2 bytes per frame proves none. (The poller once also
+                // allocated 40 bytes per wake-up from a sleep: the errno-capturing poll(2) downcall allocates in interpreted
+                // and C1 code; Native.pollReadable no longer captures on the normal path, NativePollTest.)
+                clean = self1 - self0 < 2L * n && poll1 - poll0 < 2L * got;
+            }
+            assertTrue(clean, "UD " + mode + ": the publisher or the poller allocated 2 bytes or more per frame in each of "
+                    + ALLOCATION_WINDOWS + " windows of " + n + " frames:" + windows);
         }
     }
 
