@@ -13,6 +13,7 @@ import io.rdmabus.rdma.verbs.ProtectionDomain;
 import io.rdmabus.rdma.verbs.QpType;
 import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.QueuePairSpec;
+import io.rdmabus.rdma.verbs.RdmaConnectException;
 import io.rdmabus.rdma.verbs.VerbsContext;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
@@ -700,6 +701,14 @@ public final class RdmaTransport implements Transport {
     /** cm thread: destroys the cm ids kept while the port was down, once it is ACTIVE again (or the transport closes). */
     private int destroyIdsAwaitingPort() {
         if (idsAwaitingPort.isEmpty() || !closed && !RdmaDevices.portActive(deviceName, devicePort)) {
+            return 0;
+        }
+        return destroyIdsKeptForPort();
+    }
+
+    /** cm thread: destroys the kept cm ids now (the caller knows the port is ACTIVE, or the transport closes). */
+    private int destroyIdsKeptForPort() {
+        if (idsAwaitingPort.isEmpty()) {
             return 0;
         }
         int n = idsAwaitingPort.size();
@@ -2187,7 +2196,8 @@ public final class RdmaTransport implements Transport {
                 }
                 long nowNs = System.nanoTime();
                 onDialFailure(seed, peer, e.getMessage() + (connectAtNs == 0 ? "" : " (resolve and QP set-up took "
-                        + (connectAtNs - startNs) / 1_000_000 + " ms, the connect " + (nowNs - connectAtNs) / 1_000_000 + " ms)"));
+                        + (connectAtNs - startNs) / 1_000_000 + " ms, the connect " + (nowNs - connectAtNs) / 1_000_000 + " ms)"),
+                        e instanceof RdmaConnectException rce && rce.noEvent());
                 return null;
             } finally {
                 cmStepDone();
@@ -2212,11 +2222,14 @@ public final class RdmaTransport implements Transport {
                 dialsHeldForPort = false;
                 LOG.info("rdma transport of bus '{}': port {}/{} is ACTIVE again; dialling", context.busName(), deviceName, devicePort);
             }
-            destroyIdsAwaitingPort();
+            destroyIdsKeptForPort(); // the port was just read ACTIVE: no second sysfs read
             return true;
         }
 
-        private void onDialFailure(final InetSocketAddress seed, final String peer, final String why) {
+        /**
+         * @param silent the dial timed out without any rdma_cm event (not a reject, not an unreachable: no reply at all)
+         */
+        private void onDialFailure(final InetSocketAddress seed, final String peer, final String why, final boolean silent) {
             DialFailures f = dialFailures.computeIfAbsent(seed, k -> new DialFailures());
             long n = ++f.inARow;
             // the first, the 10th, 100th, every 1000th, and whenever the reason changes (a link back up, a peer back)
@@ -2226,7 +2239,7 @@ public final class RdmaTransport implements Transport {
                         context.busName(), peer, n, why);
             }
             f.lastReason = reason;
-            if (why.contains("no event within")) {
+            if (silent) {
                 if (++f.silentInARow == SILENT_DIALS_BEFORE_HINT) {
                     LOG.warn("rdma transport of bus '{}': {} dials in a row to {} got no rdma_cm reply at all while port {}/{} is ACTIVE. If the "
                             + "peer is up, this host may not receive unicast RoCE packets: on rxe, an rdma_cm handshake in flight when the link "

@@ -281,7 +281,7 @@ public final class CmId extends NativeResource {
     private CmEvent expect(String step, CmEventType wanted, long timeoutMs) {
         CmEvent e = channel.next(id.address(), timeoutMs);
         if (e == null) {
-            throw new RdmaConnectException(step, CmEventType.UNKNOWN, 0, "no event within " + timeoutMs + " ms");
+            throw RdmaConnectException.noEventWithin(step, timeoutMs);
         }
         if (e.type() != wanted) {
             throw new RdmaConnectException(step, e.type(), e.status(), "expected " + wanted);
