@@ -51,7 +51,9 @@ import org.junit.jupiter.api.Timeout;
  * RELIABLE one complete and in order); the intruder must hear no advert and connect to nobody. Guest 1 also sends
  * forged adverts from a raw UD QP with the first bus's Q_Key (as someone who read it off the wire would): one with a
  * MAC of another secret pointing at the intruder, one without a MAC, one with a bad magic; the first two are rejected,
- * the third counted malformed, and none is dialled. The guests coordinate only the end, through {@code LAB_SHARED}.
+ * the third counted malformed, and none is dialled. A third transport of the unicast bus on guest 1 starts with no
+ * subscription: it hears the publisher but dials nobody; once it subscribes to the RELIABLE topic it dials the
+ * publisher and gets the stream in order from its join. The guests coordinate only the end, through {@code LAB_SHARED}.
  */
 @Tag("rxe")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
@@ -61,6 +63,7 @@ class DiscoveryRxeTest {
     private static final int PORT_UC = 19911;
     private static final int PORT_MC = 19912;
     private static final int PORT_INTRUDER = 19913;
+    private static final int PORT_LATE = 19914;
     private static final String SECRET = "discovery test bus secret, 16+ bytes";
     private static final String OTHER_SECRET = "the intruder's own secret, 16+ bytes";
     private static final int UC_R = 31;
@@ -112,6 +115,7 @@ class DiscoveryRxeTest {
     private static void subscribe(final String self, final String publisherIp, final List<Throwable> errors) throws Exception {
         RdmaTransport uc = start("g1-disc-uc", self, PORT_UC, unicastBus(SECRET), errors);
         RdmaTransport mc = start("g1-disc-mc", self, PORT_MC, multicastBus(), errors);
+        RdmaTransport late = start("g1-disc-late", self, PORT_LATE, unicastBus(SECRET), errors);
         try {
             Sink ucR = new Sink();
             Sink ucB = new Sink();
@@ -145,15 +149,46 @@ class DiscoveryRxeTest {
             assertEquals(2, uc.counters().get("advertsRejected"), "the forged adverts with a foreign MAC and without a MAC: " + uc.counters());
             assertEquals(1, uc.counters().get("advertsMalformed"), "the forged advert with a bad magic: " + uc.counters());
             assertEquals(0, mc.counters().get("advertsRejected") + mc.counters().get("advertsMalformed"), mc.counters().toString());
+            subscribeLate(late, deadline);
             LabGuests.signal("disc-done");
             LabGuests.awaitFile("disc-pub-checked", WAIT_MS); // guest 2 checks its intruder while our side is still up
         } finally {
             if (!Files.exists(LabGuests.shared("disc-done"))) {
                 LabGuests.signal("disc-done");
             }
+            late.close();
             mc.close();
             uc.close();
         }
+    }
+
+    /**
+     * A transport that heard the publisher's adverts for seconds without subscribing to anything has dialled nobody;
+     * its first subscription to an advertised topic makes it dial (a command to its cm agent, not the next advert), and
+     * it gets the RELIABLE stream without a gap from where it joined.
+     */
+    private static void subscribeLate(final RdmaTransport late, final long deadlineNs) throws InterruptedException {
+        Map<String, Long> before = late.counters();
+        assertTrue(before.get("advertsReceived") > 0 && before.get("discoveredPeers") >= 1, "the late transport heard the publisher: " + before);
+        assertEquals(0, before.get("discoveryDials"), "no subscription, no dial: " + before);
+        assertEquals(0, late.liveConnectionCount(), "no subscription, no connection: " + before);
+        Sink got = new Sink();
+        long t0 = System.nanoTime();
+        late.addSubscription(new TopicDescriptor("disc-r", UC_R, Delivery.RELIABLE, 1000), got);
+        while (got.size() == 0 && System.nanoTime() < deadlineNs) {
+            Thread.sleep(5);
+        }
+        long firstMs = (System.nanoTime() - t0) / 1_000_000;
+        while (got.size() < WANTED && System.nanoTime() < deadlineNs) {
+            Thread.sleep(20);
+        }
+        Map<String, Long> after = late.counters();
+        System.err.println("guest 1 late subscription: first frame " + firstMs + " ms after addSubscription (adverts every 500 ms), " + got.size()
+                + " frames\n  late counters " + after);
+        assertTrue(got.size() >= WANTED, "the late subscription got the stream: " + got.size());
+        assertTrue(after.get("discoveryDials") >= 1, "it dialled the advertiser: " + after);
+        assertEquals(1, late.liveConnectionCount(), "one connection, to the publisher: " + after);
+        got.assertContiguous();
     }
 
     /**
@@ -244,8 +279,9 @@ class DiscoveryRxeTest {
             assertEquals(0, seq[4], "the intruder's RELIABLE publication never had a subscriber");
             for (RdmaTransport t : List.of(uc, mc)) {
                 assertTrue(t.counters().get("advertsSent") > 0 && t.counters().get("advertsReceived") > 0, "heard the subscriber: " + t.counters());
-                assertEquals(1, t.liveConnectionCount(), "dialled by its subscriber: " + t.counters());
             }
+            assertEquals(2, uc.liveConnectionCount(), "dialled by its subscriber and its late subscriber: " + uc.counters());
+            assertEquals(1, mc.liveConnectionCount(), "dialled by its subscriber: " + mc.counters());
             LabGuests.signal("disc-pub-checked");
             for (TransportPublication p : pubs) {
                 p.close();
@@ -285,8 +321,15 @@ class DiscoveryRxeTest {
 
         void assertContiguousFromZero() {
             List<Long> copy = new ArrayList<>(sequences);
-            for (int i = 0; i < copy.size(); i++) {
-                assertEquals(i, copy.get(i), "RELIABLE frame " + i + " of " + copy.size() + " out of order or missing");
+            assertTrue(copy.isEmpty() || copy.get(0) == 0, "RELIABLE stream starts at " + copy.get(0) + ", not 0");
+            assertContiguous();
+        }
+
+        /** Each sequence is one more than the one before (a late joiner starts where it joined). */
+        void assertContiguous() {
+            List<Long> copy = new ArrayList<>(sequences);
+            for (int i = 1; i < copy.size(); i++) {
+                assertEquals(copy.get(i - 1) + 1, copy.get(i), "RELIABLE frame " + i + " of " + copy.size() + " out of order or missing");
             }
         }
     }
