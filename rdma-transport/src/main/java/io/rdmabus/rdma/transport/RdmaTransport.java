@@ -276,6 +276,18 @@ public final class RdmaTransport implements Transport {
         return n;
     }
 
+    /** @return the local ACK timeout exponent of each live RC connection's QP ({@code ibv_query_qp}), for tests */
+    List<Integer> liveConnectionAckTimeouts() {
+        List<Integer> out = new ArrayList<>();
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null && c.established && !c.closed) {
+                out.add(c.qp.queryAckTimeout());
+            }
+        }
+        return out;
+    }
+
     /** Counts a refused peer and logs it, rate-limited (any thread). */
     void refused(final String peer, final String why) {
         refusedPeers.incrementAndGet();
@@ -595,6 +607,9 @@ public final class RdmaTransport implements Transport {
         MemoryRegion recvMr = null;
         MemoryRegion ctrlMr = null;
         try {
+            if (config.ackTimeoutExp() > 0) {
+                id.setAckTimeout(config.ackTimeoutExp()); // applies when librdmacm moves the QP to RTS
+            }
             int sendWr = config.dataCredits() + RdmaTransportConfig.CONTROL_SLOTS + Connection.SIGNAL_INTERVAL + 8;
             int inline = Connection.INLINE_BYTES;
             try {

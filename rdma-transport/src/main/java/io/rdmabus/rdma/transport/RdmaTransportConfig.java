@@ -28,6 +28,8 @@ import java.util.TreeSet;
  *                            and the connection is closed instead of waiting forever for credits; 0 = never
  * @param sendStallMs         a connection with a signalled send in flight and no send completion for this long is closed
  *                            (the device neither completed nor failed it), so the redial and resume take over; 0 = never
+ * @param ackTimeoutExp       the RC local ACK timeout of every connection, as the exponent of 4.096 us x 2^exp
+ *                            ({@code rdma_set_option RDMA_OPTION_ID_ACK_TIMEOUT}); 0 = the kernel's (from the path record)
  * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
  * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
  * @param discovery           how peers are found: seeds, or seeds plus adverts on the UD control group ({@code rdma.discovery*};
@@ -35,8 +37,8 @@ import java.util.TreeSet;
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
-                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, AuthConfig auth, UdConfig ud,
-                                  DiscoveryConfig discovery) {
+                                  int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, int ackTimeoutExp,
+                                  AuthConfig auth, UdConfig ud, DiscoveryConfig discovery) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */
@@ -71,6 +73,12 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
      * and resumed like one that failed (default 10000; 0 = never).
      */
     public static final String SEND_STALL_MS = "rdma.send.stall.ms";
+    /**
+     * The RC local ACK timeout, as the IB exponent: a send not acknowledged within 4.096 us x 2^exp is retransmitted,
+     * and after the QP's retries (7) the connection fails, so a lower value notices a dead peer sooner and a too low one
+     * fails a live but slow one (default 0 = the kernel's choice from the path record; 1..31 to set it).
+     */
+    public static final String ACK_TIMEOUT_EXP = "rdma.ack.timeout.exp";
     /** The largest {@link #RETENTION_FRAMES}: a send slot index is 16 bits in a work request id. */
     static final int MAX_RETENTION_FRAMES = 65536;
     /** Bound on one publication's retention ring (registered memory), bytes. */
@@ -110,6 +118,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         check(keepaliveMs == 0 || keepaliveMs >= 10 && keepaliveMs <= 600_000, KEEPALIVE_MS, String.valueOf(keepaliveMs), "0 (never) or 10..600000");
         check(sendStallMs == 0 || sendStallMs >= 1000 && sendStallMs <= 3_600_000, SEND_STALL_MS, String.valueOf(sendStallMs),
                 "0 (never) or 1000..3600000");
+        check(ackTimeoutExp >= 0 && ackTimeoutExp <= 31, ACK_TIMEOUT_EXP, String.valueOf(ackTimeoutExp),
+                "0 (the kernel's) or 1..31 (4.096 us x 2^exp: 14 = 67 ms, 16 = 268 ms, 18 = 1.07 s)");
         if (discovery.multicast() && ud.mode() == UdConfig.Mode.RC) {
             // adverts are UD datagrams on the bus's UD QP; rc mode has none
             throw new BusConfigurationException(DiscoveryConfig.MODE + "=multicast needs the UD endpoint, but " + UdConfig.MODE
@@ -146,8 +156,13 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
                 intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
                 intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), intOf(properties, KEEPALIVE_MS),
-                intOf(properties, SEND_STALL_MS), AuthConfig.parse(properties),
+                intOf(properties, SEND_STALL_MS), intOf(properties, ACK_TIMEOUT_EXP), AuthConfig.parse(properties),
                 UdConfig.parse(properties), DiscoveryConfig.parse(properties));
+    }
+
+    /** @return the configured ACK timeout in microseconds, 0 if the kernel chooses */
+    double ackTimeoutUs() {
+        return ackTimeoutExp == 0 ? 0 : 4.096 * (1L << ackTimeoutExp);
     }
 
     /** @return the receive/send slot size: envelope plus the largest frame */
@@ -200,6 +215,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(RETENTION_RESUME_MS, "30000");
         m.put(KEEPALIVE_MS, "1000");
         m.put(SEND_STALL_MS, "10000");
+        m.put(ACK_TIMEOUT_EXP, "0");
         m.putAll(AuthConfig.defaults()); // bus secret keys
         m.putAll(UdConfig.defaults()); // UD path keys
         m.putAll(DiscoveryConfig.defaults()); // discovery keys

@@ -35,6 +35,8 @@ public final class CmId extends NativeResource {
             Native.capturing(RdmaCm.rdma_disconnect$address(), RdmaCm.rdma_disconnect$descriptor());
     private static final MethodHandle CREATE_QP = Native.capturing(RdmaCm.rdma_create_qp$address(), RdmaCm.rdma_create_qp$descriptor());
     private static final MethodHandle JOIN = Native.capturing(RdmaCm.rdma_join_multicast$address(), RdmaCm.rdma_join_multicast$descriptor());
+    private static final MethodHandle SET_OPTION =
+            Native.capturing(RdmaCm.rdma_set_option$address(), RdmaCm.rdma_set_option$descriptor());
     private static final MethodHandle LEAVE =
             Native.capturing(RdmaCm.rdma_leave_multicast$address(), RdmaCm.rdma_leave_multicast$descriptor());
 
@@ -88,6 +90,24 @@ public final class CmId extends NativeResource {
         checkOpen();
         Native.callInt("rdma_resolve_route", RESOLVE_ROUTE, id, (int) timeoutMs);
         expect("rdma_resolve_route", CmEventType.ROUTE_RESOLVED, timeoutMs + 1000);
+    }
+
+    /**
+     * Sets the RC local ACK timeout of this id's QP ({@code RDMA_OPTION_ID_ACK_TIMEOUT}): 4.096 us x 2^{@code exp}.
+     * Call it before {@link #connect} or {@link #accept}: it applies when the QP is moved to RTS.
+     *
+     * @param exp the IB timeout exponent, 1..31
+     */
+    public void setAckTimeout(int exp) {
+        checkOpen();
+        if (exp < 1 || exp > 31) {
+            throw new IllegalArgumentException("ACK timeout exponent " + exp + " is not in 1..31");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocateFrom(ValueLayout.JAVA_BYTE, (byte) exp);
+            Native.callInt("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", SET_OPTION, id, RdmaCm.RDMA_OPTION_ID(), RdmaCm.RDMA_OPTION_ID_ACK_TIMEOUT(),
+                    value, 1L);
+        }
     }
 
     /** Binds to a local address and port (port 0 = any). */

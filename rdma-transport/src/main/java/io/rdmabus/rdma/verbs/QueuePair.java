@@ -161,6 +161,17 @@ public final class QueuePair extends NativeResource {
         }
     }
 
+    /** @return the QP's local ACK timeout exponent ({@code ibv_qp_attr.timeout}: 4.096 us x 2^n; 0 = infinite) */
+    public int queryAckTimeout() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = ibv_qp_attr.allocate(arena);
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            Native.callInt("ibv_query_qp", QUERY, qp, attr, RdmaCm.IBV_QP_TIMEOUT(), init);
+            return Byte.toUnsignedInt(ibv_qp_attr.timeout(attr));
+        }
+    }
+
     /** Applies an {@code ibv_modify_qp} with the attributes set by {@code filler} and {@code mask}. */
     public void modify(java.util.function.Consumer<MemorySegment> filler, int mask) {
         checkOpen();

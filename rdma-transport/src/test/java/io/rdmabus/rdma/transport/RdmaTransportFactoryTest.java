@@ -103,7 +103,12 @@ class RdmaTransportFactoryTest {
         assertBad(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "5"), "0 (never) or 10..600000");
         assertBad(Map.of(RdmaTransportConfig.SEND_STALL_MS, "500"), "rdma.send.stall.ms");
         assertBad(Map.of(RdmaTransportConfig.SEND_STALL_MS, "500"), "0 (never) or 1000..3600000");
+        assertBad(Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "32"), "rdma.ack.timeout.exp");
+        assertBad(Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "-1"), "0 (the kernel's) or 1..31");
         RdmaTransportConfig defaults = RdmaTransportConfig.parse(Map.of());
+        assertEquals(0, defaults.ackTimeoutExp(), "the kernel chooses unless set");
+        assertEquals(0.0, defaults.ackTimeoutUs());
+        assertEquals(67_108.864, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "14")).ackTimeoutUs(), 1e-6);
         assertEquals(1024, defaults.retentionFrames());
         assertEquals(30_000, defaults.retentionResumeMs());
         assertEquals(1000, defaults.keepaliveMs());

@@ -119,6 +119,8 @@ class RdmaTransportRxeTest {
             }
             System.err.println("connected after " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + pub.isConnected());
             assertTrue(pub.isConnected(), "publication never saw the subscriber");
+            System.err.println("RC ACK timeout exponent chosen by the kernel (rdma.ack.timeout.exp unset): publisher side "
+                    + pubT.liveConnectionAckTimeouts() + ", subscriber side " + sub.liveConnectionAckTimeouts());
             int n = 1000;
             t0 = System.nanoTime();
             for (long i = 0; i < n; i++) {
@@ -167,6 +169,43 @@ class RdmaTransportRxeTest {
         Thread.sleep(200);
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             assertFalse(t.getName().startsWith("rdma-bus-rdma-") && t.isAlive(), "thread left after close: " + t.getName());
+        }
+        assertTrue(errors.isEmpty(), "agent errors: " + errors);
+    }
+
+    /** {@code rdma.ack.timeout.exp} reaches each side's QP (each side sets its own), and frames flow over it. */
+    @Test
+    void theConfiguredAckTimeoutIsOnEveryConnectionsQp() throws Exception {
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        RdmaTransport sub = start("rxe-ack-sub", List.of(), errors, Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "16"));
+        RdmaTransport pubT = start("rxe-ack-pub", List.of(sub.listenEndpoint()), errors, Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "14"));
+        try {
+            TopicDescriptor topic = new TopicDescriptor("ack", 7, Delivery.RELIABLE, 1024);
+            Sink sink = new Sink();
+            TransportSubscription s = sub.addSubscription(topic, sink);
+            TransportPublication pub = pubT.addPublication(topic);
+            long t0 = System.nanoTime();
+            while (!pub.isConnected() && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
+                Thread.sleep(10);
+            }
+            assertTrue(pub.isConnected(), "publication never saw the subscriber");
+            for (long i = 0; i < 100; i++) {
+                assertEquals(TransportStatus.OK, claimAndSend(pub, i, 10_000), "claim " + i);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (sink.sequences.size() < 100 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(100, sink.sequences.size(), "frames over the connection");
+            System.err.println("RC ACK timeout exponents: publisher side (14 set) " + pubT.liveConnectionAckTimeouts() + ", subscriber side (16 set) "
+                    + sub.liveConnectionAckTimeouts());
+            assertEquals(List.of(14), pubT.liveConnectionAckTimeouts(), "the dialling side's QP");
+            assertEquals(List.of(16), sub.liveConnectionAckTimeouts(), "the accepting side's QP");
+            pub.close();
+            s.close();
+        } finally {
+            pubT.close();
+            sub.close();
         }
         assertTrue(errors.isEmpty(), "agent errors: " + errors);
     }

@@ -4621,6 +4621,88 @@ public class RdmaCm extends RdmaCm$shared {
            throw new AssertionError("should not reach here", ex$);
         }
     }
+    private static final int RDMA_OPTION_ID = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.RDMA_OPTION_ID = 0
+     * }
+     */
+    public static int RDMA_OPTION_ID() {
+        return RDMA_OPTION_ID;
+    }
+    private static final int RDMA_OPTION_ID_ACK_TIMEOUT = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.RDMA_OPTION_ID_ACK_TIMEOUT = 3
+     * }
+     */
+    public static int RDMA_OPTION_ID_ACK_TIMEOUT() {
+        return RDMA_OPTION_ID_ACK_TIMEOUT;
+    }
+
+    private static class rdma_set_option {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            RdmaCm.C_INT,
+            RdmaCm.C_POINTER,
+            RdmaCm.C_INT,
+            RdmaCm.C_INT,
+            RdmaCm.C_POINTER,
+            RdmaCm.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rdma_set_option");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+     * }
+     */
+    public static FunctionDescriptor rdma_set_option$descriptor() {
+        return rdma_set_option.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+     * }
+     */
+    public static MethodHandle rdma_set_option$handle() {
+        return rdma_set_option.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+     * }
+     */
+    public static MemorySegment rdma_set_option$address() {
+        return rdma_set_option.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+     * }
+     */
+    public static int rdma_set_option(MemorySegment id, int level, int optname, MemorySegment optval, long optlen) {
+        var mh$ = rdma_set_option.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rdma_set_option", id, level, optname, optval, optlen);
+            }
+            return (int)mh$.invokeExact(id, level, optname, optval, optlen);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
     private static final int AF_INET = (int)2L;
     /**
      * {@snippet lang=c :
