@@ -152,23 +152,22 @@ public final class QueuePair extends NativeResource {
 
     /** @return the current {@code enum ibv_qp_state} from {@code ibv_query_qp} */
     public int queryState() {
-        checkOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = ibv_qp_attr.allocate(arena);
-            MemorySegment init = ibv_qp_init_attr.allocate(arena);
-            Native.callInt("ibv_query_qp", QUERY, qp, attr, RdmaCm.IBV_QP_STATE(), init);
-            return ibv_qp_attr.qp_state(attr);
-        }
+        return query(RdmaCm.IBV_QP_STATE(), ibv_qp_attr::qp_state);
     }
 
     /** @return the QP's local ACK timeout exponent ({@code ibv_qp_attr.timeout}: 4.096 us x 2^n; 0 = infinite) */
     public int queryAckTimeout() {
+        return query(RdmaCm.IBV_QP_TIMEOUT(), a -> Byte.toUnsignedInt(ibv_qp_attr.timeout(a)));
+    }
+
+    /** {@code ibv_query_qp} of the attributes in {@code mask}; {@code field} reads the one wanted. */
+    private int query(int mask, java.util.function.ToIntFunction<MemorySegment> field) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = ibv_qp_attr.allocate(arena);
             MemorySegment init = ibv_qp_init_attr.allocate(arena);
-            Native.callInt("ibv_query_qp", QUERY, qp, attr, RdmaCm.IBV_QP_TIMEOUT(), init);
-            return Byte.toUnsignedInt(ibv_qp_attr.timeout(attr));
+            Native.callInt("ibv_query_qp", QUERY, qp, attr, mask, init);
+            return field.applyAsInt(attr);
         }
     }
 

@@ -100,6 +100,15 @@ class RdmaTransportRxeTest {
         return status;
     }
 
+    private static void awaitConnected(final TransportPublication pub) throws InterruptedException {
+        long t0 = System.nanoTime();
+        while (!pub.isConnected() && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
+            Thread.sleep(10);
+        }
+        System.err.println("connected after " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + pub.isConnected());
+        assertTrue(pub.isConnected(), "publication never saw the subscriber");
+    }
+
     @Test
     void framesFlowInOrderAndBackPressureHoldsThePublisher() throws Exception {
         ScheduledExecutorService watchdog = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
@@ -113,16 +122,11 @@ class RdmaTransportRxeTest {
             Sink sink = new Sink();
             TransportSubscription s = sub.addSubscription(topic, sink);
             TransportPublication pub = pubT.addPublication(topic);
-            long t0 = System.nanoTime();
-            while (!pub.isConnected() && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
-                Thread.sleep(10);
-            }
-            System.err.println("connected after " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + pub.isConnected());
-            assertTrue(pub.isConnected(), "publication never saw the subscriber");
+            awaitConnected(pub);
             System.err.println("RC ACK timeout exponent chosen by the kernel (rdma.ack.timeout.exp unset): publisher side "
                     + pubT.liveConnectionAckTimeouts() + ", subscriber side " + sub.liveConnectionAckTimeouts());
             int n = 1000;
-            t0 = System.nanoTime();
+            long t0 = System.nanoTime();
             for (long i = 0; i < n; i++) {
                 assertEquals(TransportStatus.OK, claimAndSend(pub, i, 10_000), "claim " + i);
             }
@@ -184,11 +188,7 @@ class RdmaTransportRxeTest {
             Sink sink = new Sink();
             TransportSubscription s = sub.addSubscription(topic, sink);
             TransportPublication pub = pubT.addPublication(topic);
-            long t0 = System.nanoTime();
-            while (!pub.isConnected() && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
-                Thread.sleep(10);
-            }
-            assertTrue(pub.isConnected(), "publication never saw the subscriber");
+            awaitConnected(pub);
             for (long i = 0; i < 100; i++) {
                 assertEquals(TransportStatus.OK, claimAndSend(pub, i, 10_000), "claim " + i);
             }
