@@ -119,6 +119,8 @@ final class Connection {
     Long2LongHashMap consumed = new Long2LongHashMap(-1);
     /** Publisher side: topics this peer subscribed whose route waits for a replay to finish (poller). */
     final IntHashSet deferredSubs = new IntHashSet();
+    /** Publisher side: topics this peer unsubscribed while their replay ran, so the replay's end does not route them (poller). */
+    final IntHashSet unsubscribedDuringReplay = new IntHashSet();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,
                final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots, final int maxSendWr,

@@ -35,6 +35,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -527,6 +528,18 @@ public final class RdmaTransport implements Transport {
     long[] resumeStats() {
         Poller p = poller();
         return new long[] {p.resumesRequested, p.resumesServed, p.framesReplayed, p.resumesRefused, p.resumeFailuresReceived};
+    }
+
+    /** See {@link #delaySubsAfterResumeForTest}. */
+    private volatile long subDelayAfterResumeMsForTest;
+
+    /**
+     * Test hook: after a reconnect that asks to resume, this transport sends its SUBs {@code ms} later instead of right
+     * behind the RESUME, so they reach the publisher after its replay has ended (what a slow link or a later completion
+     * batch can do). 0 = off.
+     */
+    void delaySubsAfterResumeForTest(final long ms) {
+        subDelayAfterResumeMsForTest = ms;
     }
 
     /**
@@ -1110,6 +1123,9 @@ public final class RdmaTransport implements Transport {
                 }
                 case Wire.UNSUB -> {
                     c.deferredSubs.remove(arg);
+                    if (replayPending(c, arg)) {
+                        c.unsubscribedDuringReplay.add(arg);
+                    }
                     route(arg).remove(c);
                 }
                 case Wire.RESUME -> onResume(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
@@ -1443,9 +1459,24 @@ public final class RdmaTransport implements Transport {
             if (ud != null) {
                 c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
             }
+            long resumesBefore = resumesRequested;
             requestResume(c); // RESUME before the SUB of its topic: the publisher replays before it routes new frames
-            for (int topicId : local.keySet()) {
-                c.pendingControl.add(new long[] {Wire.SUB, topicId});
+            long subDelayMs = subDelayAfterResumeMsForTest;
+            if (subDelayMs > 0 && resumesRequested > resumesBefore) {
+                int[] topics = local.keySet().stream().mapToInt(Integer::intValue).toArray();
+                CompletableFuture.delayedExecutor(subDelayMs, TimeUnit.MILLISECONDS).execute(() -> pollerCommands.offer(() -> {
+                    if (c.closed) {
+                        return;
+                    }
+                    for (int topicId : topics) {
+                        c.pendingControl.add(new long[] {Wire.SUB, topicId});
+                    }
+                    flushControl(c, true, false);
+                }));
+            } else {
+                for (int topicId : local.keySet()) {
+                    c.pendingControl.add(new long[] {Wire.SUB, topicId});
+                }
             }
             flushControl(c, true, false);
             c.admitted = true;
@@ -1647,12 +1678,22 @@ public final class RdmaTransport implements Transport {
             return finishReplay(r) + posted;
         }
 
+        /**
+         * Ends a replay. The subscriber's RESUME is its subscription to the topic (it asks only for topics it subscribes,
+         * and its SUB follows): the route is added here whether or not that SUB has arrived yet, and before the
+         * publication may claim again. Otherwise a frame committed between the replay's end and the route (or the SUB's
+         * arrival, which can come in a later completion batch) reaches every subscriber but this one: a RELIABLE gap
+         * (soak-long-20261122T211441Z: one trade, reported as lostBefore).
+         */
         private int finishReplay(final Replay r) {
             replays.remove(r);
-            r.pub.endReplay();
-            if (!r.c.closed && !replayPending(r.c, r.topicId) && r.c.deferredSubs.remove(r.topicId)) {
-                route(r.topicId).add(r.c);
+            if (!r.c.closed && !replayPending(r.c, r.topicId)) {
+                r.c.deferredSubs.remove(r.topicId);
+                if (!r.c.unsubscribedDuringReplay.remove(r.topicId)) {
+                    route(r.topicId).add(r.c);
+                }
             }
+            r.pub.endReplay(); // after the route: a claim that sees the replay over also sees this subscriber
             return 1;
         }
 

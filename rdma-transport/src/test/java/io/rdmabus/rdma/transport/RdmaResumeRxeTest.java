@@ -122,15 +122,30 @@ class RdmaResumeRxeTest {
 
     @Test
     void aBrokenConnectionResumesEveryFrameExactlyOnceAndInOrder() throws Exception {
+        resumeExactlyOnce("resume-exactly-once", 0);
+    }
+
+    /**
+     * The subscriber's SUB reaches the publisher 500 ms after its RESUME, so the replay ends first and the publisher
+     * goes on committing frames before it hears the SUB. Those frames must reach the subscriber too: its RESUME already
+     * routes the topic to it (a soak run lost one trade this way, reported as a gap).
+     */
+    @Test
+    void framesCommittedBetweenTheReplayAndALateSubAreNotLost() throws Exception {
+        resumeExactlyOnce("resume-late-sub", 500);
+    }
+
+    private static void resumeExactlyOnce(final String topicName, final long subDelayMs) throws Exception {
         int n = 3000;
         int breakAt = 1200;
         RdmaTransport pubT = transport(Map.of());
         Bus pubBus = bus("resume-pub", pubT, List.of());
         RdmaTransport subT = transport(Map.of());
+        subT.delaySubsAfterResumeForTest(subDelayMs);
         Bus subBus = bus("resume-sub", subT, List.of(pubT.listenEndpoint()));
         Thread thread = null;
         try {
-            Topic<String> topic = Topic.of("resume-exactly-once", Codecs.utf8(), Delivery.RELIABLE);
+            Topic<String> topic = Topic.of(topicName, Codecs.utf8(), Delivery.RELIABLE);
             Recorder rec = new Recorder(Long.MAX_VALUE);
             subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(64)).subscribe(rec);
             BusPublication<String> pub = pubBus.publication(topic);
@@ -161,7 +176,8 @@ class RdmaResumeRxeTest {
             thread.join(10_000);
             long[] subStats = subT.resumeStats();
             long[] pubStats = pubT.resumeStats();
-            System.err.println("resume: break with " + before + " delivered / " + publishedBefore + " published; resume served "
+            System.err.println("resume (SUB " + subDelayMs + " ms after RESUME): break with " + before + " delivered / " + publishedBefore
+                    + " published; resume served "
                     + (tReconnected - tBreak) / 1_000_000 + " ms after the break; everything published before the break delivered "
                     + (tCaughtUp - tReconnected) / 1_000_000 + " ms later (" + pubStats[2] + " frames replayed); all " + n + " after "
                     + (tDone - t0) / 1_000_000 + " ms; sub resume stats " + java.util.Arrays.toString(subStats) + "; pub resume stats "
