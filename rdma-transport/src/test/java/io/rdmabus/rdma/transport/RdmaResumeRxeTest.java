@@ -126,15 +126,16 @@ class RdmaResumeRxeTest {
     }
 
     /**
-     * The subscriber's SUB reaches the publisher 500 ms after its RESUME, so the replay ends first and the publisher
-     * goes on committing frames before it hears the SUB. Those frames must reach the subscriber too: its RESUME already
-     * routes the topic to it (a soak run lost one trade this way, reported as a gap).
+     * The subscriber's SUB reaches the publisher 500 ms after its RESUME, so the replay ends first, and a second
+     * subscriber keeps the publisher committing frames before it hears the SUB. Those frames must reach the resumed
+     * subscriber too: its RESUME already routes the topic to it (a soak run lost one trade this way, reported as a gap).
      */
     @Test
     void framesCommittedBetweenTheReplayAndALateSubAreNotLost() throws Exception {
         resumeExactlyOnce("resume-late-sub", 500);
     }
 
+    /** @param subDelayMs 0: the usual order; else the resumed subscriber's SUB that much later, with a second subscriber */
     private static void resumeExactlyOnce(final String topicName, final long subDelayMs) throws Exception {
         int n = 3000;
         int breakAt = 1200;
@@ -143,13 +144,20 @@ class RdmaResumeRxeTest {
         RdmaTransport subT = transport(Map.of());
         subT.delaySubsAfterResumeForTest(subDelayMs);
         Bus subBus = bus("resume-sub", subT, List.of(pubT.listenEndpoint()));
+        Bus otherBus = subDelayMs > 0 ? bus("resume-other-sub", transport(Map.of()), List.of(pubT.listenEndpoint())) : null;
         Thread thread = null;
         try {
             Topic<String> topic = Topic.of(topicName, Codecs.utf8(), Delivery.RELIABLE);
             Recorder rec = new Recorder(Long.MAX_VALUE);
             subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(64)).subscribe(rec);
+            Recorder other = new Recorder(Long.MAX_VALUE);
+            if (otherBus != null) {
+                otherBus.subscribeReceived(topic, SubscribeOptions.<String>defaults()).subscribe(other);
+            }
             BusPublication<String> pub = pubBus.publication(topic);
-            assertTrue(await(pub::isConnected, 60_000), "the publication never saw the subscriber");
+            int subscribers = otherBus != null ? 2 : 1;
+            assertTrue(await(() -> pub.isConnected() && pubT.liveConnectionCount() == subscribers, 60_000),
+                    "the publication never saw its " + subscribers + " subscriber(s)");
             AtomicInteger sent = new AtomicInteger();
             long t0 = System.nanoTime();
             thread = publisher(pub, n, sent, System.nanoTime() + TimeUnit.SECONDS.toNanos(150));
@@ -200,11 +208,18 @@ class RdmaResumeRxeTest {
             assertEquals(0, pubStats[3], "a resume inside the window was refused");
             assertEquals(1, subT.liveConnectionCount(), "one connection after the reconnect");
             assertEquals(pubStats[2], pubT.counters().get("framesReplayed"), "framesReplayed in the transport counters");
+            if (otherBus != null) {
+                assertTrue(await(() -> other.got.size() >= n, 60_000), "the other subscriber got " + other.got.size() + " of " + n);
+                assertTrue(other.got.stream().allMatch(r -> r.lostBefore() == 0), "the other subscriber saw a gap");
+            }
         } finally {
             if (thread != null) {
                 thread.interrupt();
             }
             subBus.close();
+            if (otherBus != null) {
+                otherBus.close();
+            }
             pubBus.close();
         }
     }
