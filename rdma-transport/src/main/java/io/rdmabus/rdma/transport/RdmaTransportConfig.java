@@ -160,11 +160,6 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
                 UdConfig.parse(properties), DiscoveryConfig.parse(properties));
     }
 
-    /** @return the configured ACK timeout in microseconds, 0 if the kernel chooses */
-    double ackTimeoutUs() {
-        return ackTimeoutExp == 0 ? 0 : 4.096 * (1L << ackTimeoutExp);
-    }
-
     /** @return the receive/send slot size: envelope plus the largest frame */
     int slotBytes() {
         return Wire.ENVELOPE_BYTES + maxFrameBytes;
