@@ -109,6 +109,17 @@ class RdmaTransportRxeTest {
         assertTrue(pub.isConnected(), "publication never saw the subscriber");
     }
 
+    /** Sends sequences 0..n-1 and waits (at most 30 s) until the sink holds n frames. */
+    private static void sendAndAwait(final TransportPublication pub, final Sink sink, final int n) throws InterruptedException {
+        for (long i = 0; i < n; i++) {
+            assertEquals(TransportStatus.OK, claimAndSend(pub, i, 10_000), "claim " + i);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (sink.sequences.size() < n && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+    }
+
     @Test
     void framesFlowInOrderAndBackPressureHoldsThePublisher() throws Exception {
         ScheduledExecutorService watchdog = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
@@ -127,13 +138,7 @@ class RdmaTransportRxeTest {
                     + pubT.liveConnectionAckTimeouts() + ", subscriber side " + sub.liveConnectionAckTimeouts());
             int n = 1000;
             long t0 = System.nanoTime();
-            for (long i = 0; i < n; i++) {
-                assertEquals(TransportStatus.OK, claimAndSend(pub, i, 10_000), "claim " + i);
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (sink.sequences.size() < n && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            sendAndAwait(pub, sink, n);
             System.err.println(n + " frames in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             List<Long> expected = new ArrayList<>();
             for (long i = 0; i < n; i++) {
@@ -153,7 +158,7 @@ class RdmaTransportRxeTest {
             assertTrue(sent <= c.dataCredits() + c.sendBuffers(), "sent " + sent + " frames past a refusing sink");
             assertTrue(sink.offers.get() > 1, "the held frame was not offered again");
             sink.refuse.set(0);
-            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (sink.sequences.size() < n + sent && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
@@ -189,13 +194,7 @@ class RdmaTransportRxeTest {
             TransportSubscription s = sub.addSubscription(topic, sink);
             TransportPublication pub = pubT.addPublication(topic);
             awaitConnected(pub);
-            for (long i = 0; i < 100; i++) {
-                assertEquals(TransportStatus.OK, claimAndSend(pub, i, 10_000), "claim " + i);
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (sink.sequences.size() < 100 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            sendAndAwait(pub, sink, 100);
             assertEquals(100, sink.sequences.size(), "frames over the connection");
             System.err.println("RC ACK timeout exponents: publisher side (14 set) " + pubT.liveConnectionAckTimeouts() + ", subscriber side (16 set) "
                     + sub.liveConnectionAckTimeouts());
