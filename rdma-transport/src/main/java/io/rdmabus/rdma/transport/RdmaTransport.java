@@ -267,24 +267,23 @@ public final class RdmaTransport implements Transport {
 
     /** @return live RC connections (established, not failed), for tests */
     int liveConnectionCount() {
-        return liveConnections().size();
+        int n = 0;
+        for (int i = 0; i < TABLE; i++) {
+            Connection c = connections.get(i);
+            if (c != null && c.established && !c.closed) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** @return the local ACK timeout exponent of each live RC connection's QP ({@code ibv_query_qp}), for tests */
     List<Integer> liveConnectionAckTimeouts() {
         List<Integer> out = new ArrayList<>();
-        for (Connection c : liveConnections()) {
-            out.add(c.qp.queryAckTimeout());
-        }
-        return out;
-    }
-
-    private List<Connection> liveConnections() {
-        List<Connection> out = new ArrayList<>();
         for (int i = 0; i < TABLE; i++) {
             Connection c = connections.get(i);
             if (c != null && c.established && !c.closed) {
-                out.add(c);
+                out.add(c.qp.queryAckTimeout());
             }
         }
         return out;
@@ -1459,9 +1458,10 @@ public final class RdmaTransport implements Transport {
             if (ud != null) {
                 c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
             }
-            int resumes = requestResume(c); // RESUME before the SUB of its topic: the publisher replays before it routes new frames
+            long resumesBefore = resumesRequested;
+            requestResume(c); // RESUME before the SUB of its topic: the publisher replays before it routes new frames
             long subDelayMs = subDelayAfterResumeMsForTest;
-            if (subDelayMs > 0 && resumes > 0) {
+            if (subDelayMs > 0 && resumesRequested > resumesBefore) {
                 int[] topics = local.keySet().stream().mapToInt(Integer::intValue).toArray();
                 CompletableFuture.delayedExecutor(subDelayMs, TimeUnit.MILLISECONDS).execute(() -> pollerCommands.offer(() -> {
                     if (c.closed) {
@@ -1562,20 +1562,15 @@ public final class RdmaTransport implements Transport {
             c.consumed.put(resumeKey(topicId, FrameHeader.sessionId(c.recvView, frame)), FrameHeader.sequence(c.recvView, frame) + 1);
         }
 
-        /**
-         * Subscriber: a new connection to a node we lost within rdma.retention.resume.ms asks to resume every RELIABLE stream.
-         *
-         * @return RESUME messages queued
-         */
-        private int requestResume(final Connection c) {
+        /** Subscriber: a new connection to a node we lost within rdma.retention.resume.ms asks to resume every RELIABLE stream. */
+        private void requestResume(final Connection c) {
             long now = System.nanoTime();
             resumeByNode.values().removeIf(st -> now - st.expiresAtNs > 0);
             ResumeState st = c.peerNodeId == 0 ? null : resumeByNode.remove(c.peerNodeId);
             if (st == null) {
-                return 0;
+                return;
             }
             c.consumed = st.next; // a second break before the replay ends still knows where to resume
-            int requested = 0;
             List<Long> stale = new ArrayList<>();
             Long2LongHashMap.EntryIterator it = st.next.entrySet().iterator();
             while (it.hasNext()) {
@@ -1588,13 +1583,11 @@ public final class RdmaTransport implements Transport {
                     continue;
                 }
                 c.pendingControl.add(new long[] {Wire.RESUME, topicId, (int) key, 0, it.getLongValue()});
-                requested++;
+                resumesRequested++;
             }
-            resumesRequested += requested;
             for (long key : stale) {
                 st.next.remove(key);
             }
-            return requested;
         }
 
         /** Publisher: a reconnected subscriber asks for session {@code session} of {@code topicId} from {@code next} on. */
