@@ -117,10 +117,9 @@ final class Connection {
      * this peer that every local sink took. Kept by peer node id when the connection fails, for RESUME (poller).
      */
     Long2LongHashMap consumed = new Long2LongHashMap(-1);
-    /**
-     * Publisher side: topics whose last SUB/UNSUB from this peer during their replay was an UNSUB, so the replay's end
-     * does not route them (poller).
-     */
+    /** Publisher side: topics this peer subscribed whose route waits for a replay to finish (poller). */
+    final IntHashSet deferredSubs = new IntHashSet();
+    /** Publisher side: topics this peer unsubscribed while their replay ran, so the replay's end does not route them (poller). */
     final IntHashSet unsubscribedDuringReplay = new IntHashSet();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,

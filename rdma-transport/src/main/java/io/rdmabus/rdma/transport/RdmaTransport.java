@@ -1116,12 +1116,13 @@ public final class RdmaTransport implements Transport {
                 case Wire.CREDIT -> c.credits.addAndGet(arg);
                 case Wire.SUB -> {
                     if (replayPending(c, arg)) {
-                        c.unsubscribedDuringReplay.remove(arg); // new frames only after the replay: its end adds the route
+                        c.deferredSubs.add(arg); // new frames only after the replay (stepReplay adds the route)
                     } else {
                         route(arg).add(c);
                     }
                 }
                 case Wire.UNSUB -> {
+                    c.deferredSubs.remove(arg);
                     if (replayPending(c, arg)) {
                         c.unsubscribedDuringReplay.add(arg);
                     }
@@ -1686,8 +1687,11 @@ public final class RdmaTransport implements Transport {
          */
         private int finishReplay(final Replay r) {
             replays.remove(r);
-            if (!r.c.closed && !replayPending(r.c, r.topicId) && !r.c.unsubscribedDuringReplay.remove(r.topicId)) {
-                route(r.topicId).add(r.c);
+            if (!r.c.closed && !replayPending(r.c, r.topicId)) {
+                r.c.deferredSubs.remove(r.topicId);
+                if (!r.c.unsubscribedDuringReplay.remove(r.topicId)) {
+                    route(r.topicId).add(r.c);
+                }
             }
             r.pub.endReplay(); // after the route: a claim that sees the replay over also sees this subscriber
             return 1;
