@@ -25,5 +25,12 @@ if ! command -v mvn >/dev/null 2>&1; then
         exit 2
     fi
 fi
+# Maven's own JVM (its bundled guava) calls sun.misc.Unsafe, which JDK 25 warns about at every start. The flag lives
+# here, not in .mvn/jvm.config: there it made a plain `mvn` on an older default JDK die with "Unrecognized option"
+# before Maven could say that rdma-bus needs JDK 25 (the enforcer rule in pom.xml does that now).
+case " ${MAVEN_OPTS:-} " in
+    *" --sun-misc-unsafe-memory-access="*) ;;
+    *) export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }--sun-misc-unsafe-memory-access=allow" ;;
+esac
 # The JVM flags every process of the bus needs (same as the surefire argLine in pom.xml).
 export RDMABUS_JVM_FLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
