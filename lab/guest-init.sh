@@ -39,6 +39,17 @@ done
 . "$lab_ctl"
 hostname "guest$LAB_GUEST_INDEX"
 
+# The shared root has no modules of this kernel: they are in the image package that
+# lab/setup.sh unpacked (LAB_KERNEL_ROOT/lib/modules/<ver>). Every modprobe run in this
+# guest gets "-d LAB_KERNEL_ROOT" through MODPROBE_OPTIONS (exported to the job too);
+# the kernel's own module requests (autoloading, e.g. crypto) go through a wrapper.
+[ -f "$LAB_KERNEL_ROOT/lib/modules/$(uname -r)/modules.dep" ] \
+  || fail "no modules of $(uname -r) under '$LAB_KERNEL_ROOT' (run lab/setup.sh)"
+export MODPROBE_OPTIONS="-d $LAB_KERNEL_ROOT"
+mkdir -p /run/rxe-lab
+printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "$LAB_KERNEL_ROOT" > /run/rxe-lab/modprobe
+chmod 0755 /run/rxe-lab/modprobe
+echo /run/rxe-lab/modprobe > /proc/sys/kernel/modprobe
 modprobe -a rdma_rxe ib_uverbs rdma_ucm || fail "modprobe rdma_rxe ib_uverbs rdma_ucm"
 ip link set lo up
 ip link set eth0 up || fail "no eth0"
@@ -68,7 +79,7 @@ export LAB_GUEST_INDEX LAB_GUEST_COUNT LAB_GUEST_IPS LAB_SELF_IP
 export LAB_OUT=/mnt/out LAB_SHARED=/mnt/shared LAB_RXE_DEV=rxe0
 export JAVA_HOME=$LAB_JAVA_HOME TMPDIR=/mnt/scratch
 export PATH="$JAVA_HOME/bin:$PATH"
-unset LAB_JAVA_HOME LAB_READY_WAIT_S
+unset LAB_JAVA_HOME LAB_READY_WAIT_S LAB_KERNEL_ROOT
 cd "$LAB_CWD" 2>/dev/null || cd /
 {
   sh "$LAB_SCRIPT" "$@"

@@ -63,7 +63,9 @@ command -v ip >/dev/null || skip "iproute2 not installed; run lab/setup.sh as ro
 . "$WORK/lab.env"
 [ -r "$RXE_LAB_KERNEL" ] && [ -r "$RXE_LAB_INITRD" ] \
   || skip "guest kernel or initramfs missing ($RXE_LAB_KERNEL, $RXE_LAB_INITRD); run lab/setup.sh as root"
-[ -d "/lib/modules/$RXE_LAB_KVER" ] || skip "modules of guest kernel $RXE_LAB_KVER missing; run lab/setup.sh"
+# The guest kernel's modules live in the image package setup.sh unpacked, not in the host's /lib/modules.
+[ -n "${RXE_LAB_KERNEL_ROOT:-}" ] && [ -f "$RXE_LAB_KERNEL_ROOT/lib/modules/$RXE_LAB_KVER/modules.dep" ] \
+  || skip "modules of guest kernel $RXE_LAB_KVER missing (${RXE_LAB_KERNEL_ROOT:-no RXE_LAB_KERNEL_ROOT in $WORK/lab.env}); run lab/setup.sh as root"
 for tool in ib_send_lat rdma; do
   command -v "$tool" >/dev/null || skip "$tool not installed; run lab/setup.sh as root"
 done
@@ -140,6 +142,7 @@ for i in $(seq 1 "$GUESTS"); do
     echo "LAB_CWD=$(shq "$PWD")"
     echo "LAB_SCRIPT=$(shq "$SCRIPT")"
     echo "LAB_JAVA_HOME=$(shq "$GUEST_JAVA_HOME")"
+    echo "LAB_KERNEL_ROOT=$(shq "$RXE_LAB_KERNEL_ROOT")"
     echo "LAB_READY_WAIT_S=$READY_WAIT_S"
     printf 'set --'
     for a in "$@"; do printf ' %s' "$(shq "$a")"; done
