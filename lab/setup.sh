@@ -15,7 +15,10 @@
 set -euo pipefail
 
 WORK=${RXE_LAB_WORK:-/var/tmp/rdma-bus-lab}
-PACKAGES=(qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils
+# Not rdma-core: its udev rules and services are for the host's own devices (the host has none), and it depends on
+# udev, which on a host without it pulls in a systemd upgrade. The guests need only the verbs libraries, the rxe
+# provider and the tools below; `rdma link` is iproute2's.
+PACKAGES=(qemu-system-x86 busybox-static ibverbs-providers ibverbs-utils
   rdmacm-utils perftest libibverbs-dev librdmacm-dev iproute2 cpio kmod gzip xz-utils)
 # The metapackage whose dependency names the current versioned Debian kernel image.
 IMAGE_META=linux-image-amd64
