@@ -18,6 +18,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.time.Duration;
 
 import io.rdmabus.Bus;
 import io.rdmabus.Delivery;
@@ -30,6 +33,8 @@ import io.rdmabus.soak.fuzz.Fuzz;
 import io.rdmabus.spi.StaticSeedDiscovery;
 
 import org.agrona.concurrent.UnsafeBuffer;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -47,6 +52,22 @@ class TcpStreamFuzzTest {
     private static final int MAX_MESSAGE = TcpProtocol.maxMessageLength(MAX_FRAME);
     /** Cases run past the time budget at most, until both a valid and a framing-breaking stream were seen. */
     private static final int MIN_CASES_CAP = 64;
+    /** How long a case waits for the transport to deliver a valid stream, and to close a connection. */
+    private static final Duration STREAM_WAIT = Duration.ofSeconds(15);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(15);
+
+    private static long countOf(final List<Received<Long>> got, final int session) {
+        return got.stream().filter(r -> r.sessionId() == session).count();
+    }
+
+    /** Waits for the condition; fails with the message, which says how long it waited, if it did not hold by then. */
+    private static void awaitOrFail(final Fuzz fuzz, final Duration atMost, final BooleanSupplier condition, final Supplier<String> what) {
+        try {
+            Awaitility.await().atMost(atMost).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).until(condition::getAsBoolean);
+        } catch (final ConditionTimeoutException timeout) {
+            fail(fuzz.fail(what.get() + " (waited " + atMost.toSeconds() + " s)"));
+        }
+    }
 
     private static ByteBuffer le(final int capacity) {
         return ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
@@ -177,8 +198,10 @@ class TcpStreamFuzzTest {
                     bytes = spliced;
                 }
                 final boolean breaks = modelBreaksFraming(bytes);
+                final int length = bytes.length;
                 final long errorsBefore = transport.protocolErrors() + transport.handshakeRejections();
-                final int before = (int) got.stream().filter(r -> r.sessionId() == session).count();
+                final long closedBefore = transport.connectionsClosed();
+                final long before = countOf(got, session);
                 try (Socket socket = new Socket()) {
                     socket.connect(address, 2000);
                     socket.setSoTimeout(2000);
@@ -194,35 +217,37 @@ class TcpStreamFuzzTest {
                     } catch (final IOException closedByTransport) {
                         assertTrue(breaks, fuzz.fail("the transport closed a connection whose stream is valid: " + closedByTransport));
                     }
-                    final long waitNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    // The socket stays open until the transport has handled the stream: this socket never reads the
+                    // transport's hello, so closing it resets the connection, and a reset may discard bytes not read yet.
                     if (breaks) {
-                        while (transport.protocolErrors() + transport.handshakeRejections() == errorsBefore && System.nanoTime() < waitNs) {
-                            Thread.sleep(1);
-                        }
+                        awaitOrFail(fuzz, STREAM_WAIT, () -> transport.protocolErrors() + transport.handshakeRejections() > errorsBefore,
+                            () -> "stream breaks the framing (mode " + mode + ", " + length + " bytes), the transport counted no "
+                                + "protocol error or rejection");
                     } else if (mode == 0) {
-                        while (got.stream().filter(r -> r.sessionId() == session).count() < count && System.nanoTime() < waitNs) {
-                            Thread.sleep(1);
-                        }
+                        awaitOrFail(fuzz, STREAM_WAIT, () -> countOf(got, session) - before >= count,
+                            () -> "valid stream of " + count + " frames not delivered: " + (countOf(got, session) - before)
+                                + " arrived");
                     }
                 }
-                // the transport forgets the closed connection (no leaked peer) before the next case; generous because a CI
-                // host loaded by other work once took longer than 5 s (stop 8), and the message says what was left
-                final long goneNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-                while (transport.connectedPeers() > 0 && System.nanoTime() < goneNs) {
-                    Thread.sleep(1);
-                }
+                // Every case's connection is accepted, then closed by its peer or by the transport: the transport forgets it
+                // (no leaked peer, nothing queued) and only then counts it closed, so waiting for that count is waiting
+                // for this case's connection, whether or not the server had registered it when the socket closed.
+                awaitOrFail(fuzz, CLOSE_WAIT, () -> transport.connectionsClosed() > closedBefore,
+                    () -> "the transport did not close its end of the raw connection (mode " + mode + ", breaks " + breaks + ", "
+                        + length + " bytes): peers " + transport.describeConnections() + "\nbus " + bus.stats() + threadStacks());
                 if (transport.connectedPeers() != 0) {
-                    fail(fuzz.fail("a closed raw connection is still counted as a peer 15 s later (mode " + mode + ", breaks " + breaks
-                        + ", " + bytes.length + " bytes): " + transport.describeConnections() + "\nbus " + bus.stats() + threadStacks()));
+                    fail(fuzz.fail("the transport closed the raw connection but still counts it as a peer (mode " + mode + ", breaks "
+                        + breaks + ", " + length + " bytes): " + transport.describeConnections()));
                 }
                 final long errors = transport.protocolErrors() + transport.handshakeRejections() - errorsBefore;
                 if (errors != (breaks ? 1 : 0)) {
                     fail(fuzz.fail("stream " + (breaks ? "breaks" : "keeps") + " the framing, the transport counted " + errors
-                        + " protocol errors/rejections (mode " + mode + ", " + bytes.length + " bytes)"));
+                        + " protocol errors/rejections by the time it closed the connection (mode " + mode + ", " + bytes.length
+                        + " bytes)"));
                 }
                 if (mode == 0) {
-                    final List<Long> values = got.stream().filter(r -> r.sessionId() == session).map(Received::value).toList();
-                    assertEquals(count, values.size() - before, fuzz.fail("valid stream not fully delivered: " + values));
+                    final List<Long> values = got.stream().filter(r -> r.sessionId() == session).map(Received::value).skip(before).toList();
+                    assertEquals(count, values.size(), fuzz.fail("valid stream not fully delivered: " + values));
                     for (int i = 0; i < count; i++) {
                         assertEquals(i, values.get(i), fuzz.fail("valid stream out of order: " + values));
                     }

@@ -80,6 +80,7 @@ public final class TcpTransport implements Transport {
     private final AtomicLong backPressurePauses = new AtomicLong();
     private final AtomicLong framesWithoutSubscriber = new AtomicLong();
     private final AtomicLong connectAttempts = new AtomicLong();
+    private final AtomicLong connectionsClosed = new AtomicLong();
 
     /** @param config settings (see {@link TcpTransportConfig#from}) */
     public TcpTransport(final TcpTransportConfig config) {
@@ -345,6 +346,7 @@ public final class TcpTransport implements Transport {
         if (wasRegistered) {
             LOG.info("tcp {}: disconnected {}", busName, connection.describe());
         }
+        connectionsClosed.incrementAndGet(); // after the removal: a reader that sees it sees the connection gone
         final Seed seed = connection.seed;
         if (seed != null && !closed) {
             if (connection.rejected && connection.remoteNodeId == nodeId) {
@@ -397,7 +399,7 @@ public final class TcpTransport implements Transport {
     public Map<String, Long> counters() {
         return Map.of("protocolErrors", protocolErrors(), "handshakeRejections", handshakeRejections(), "bestEffortDrops",
             bestEffortDrops(), "backPressurePauses", backPressurePauses(), "framesWithoutSubscriber", framesWithoutSubscriber(),
-            "connectAttempts", connectAttempts());
+            "connectAttempts", connectAttempts(), "connectionsClosed", connectionsClosed());
     }
 
     /** @return connections closed because the peer broke the protocol (garbage, bad length prefix, no hello in time) */
@@ -428,6 +430,14 @@ public final class TcpTransport implements Transport {
     /** @return connection attempts to seeds, first ones and retries */
     public long connectAttempts() {
         return connectAttempts.get();
+    }
+
+    /**
+     * @return connections (accepted or dialled, handshaken or not) whose channel went inactive and which this transport
+     *         has forgotten: no longer a peer, nothing queued to them
+     */
+    public long connectionsClosed() {
+        return connectionsClosed.get();
     }
 
     /** @return nodes connected (hello exchanged) right now */
