@@ -16,6 +16,7 @@ import io.rdmabus.BusStats;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
 import io.rdmabus.Topic;
+import io.rdmabus.TransportException;
 import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.spi.Discovery;
 import io.rdmabus.spi.Transport;
@@ -71,9 +72,17 @@ public final class DefaultBus implements Bus {
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
     }
 
+    /**
+     * A {@link TransportException} is a fault the transport has described and handled (a peer's malformed message, a
+     * broken connection): a WARN line with its message. Anything else is unexpected (a bug): ERROR with the stack trace.
+     */
     private void onAgentError(final Throwable error) {
         agentErrors.incrementAndGet();
-        LOG.error("bus {}: agent error", name, error);
+        if (error instanceof TransportException) {
+            LOG.warn("bus {}: {}", name, error.getMessage());
+        } else {
+            LOG.error("bus {}: agent error", name, error);
+        }
     }
 
     private void checkOpen() {

@@ -40,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -82,6 +83,8 @@ public final class RdmaTransport implements Transport {
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
+    /** Whether the "no bus secret" warning was logged in this process (once at WARN, then at DEBUG). */
+    private static final AtomicBoolean NO_SECRET_WARNED = new AtomicBoolean();
     /** At most one log line per this interval about refused peers (a misconfigured or hostile peer retries forever). */
     private static final long REFUSAL_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
     private static final long COMMAND_WAIT_MS = 3000;
@@ -380,9 +383,16 @@ public final class RdmaTransport implements Transport {
                 null, poller);
         cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, new CmAgent("rdma-bus-rdma-cm-" + ctx.busName(), seeds));
         if (config.auth().unset()) {
-            LOG.warn("rdma transport of bus '{}': no bus secret set, so any node that reaches {}:{} over RDMA can join this bus; set {} "
-                    + "(or {}) on every node to authenticate peers, or {}=none to run without authentication and without this warning",
-                    ctx.busName(), bindIp, listenPort, AuthConfig.SECRET_FILE, AuthConfig.SECRET, AuthConfig.SECRET);
+            // once per process at WARN (a process may start many buses: tests, a bus host); the rest at DEBUG
+            final boolean first = NO_SECRET_WARNED.compareAndSet(false, true);
+            final String warning = "rdma transport of bus '{}': no bus secret set, so any node that reaches {}:{} over RDMA can join "
+                    + "this bus; set {} (or {}) on every node to authenticate peers, or {}=none to run without authentication and "
+                    + "without this warning" + (first ? " (said once per process; other buses without a secret log it at DEBUG)" : "");
+            if (first) {
+                LOG.warn(warning, ctx.busName(), bindIp, listenPort, AuthConfig.SECRET_FILE, AuthConfig.SECRET, AuthConfig.SECRET);
+            } else {
+                LOG.debug(warning, ctx.busName(), bindIp, listenPort, AuthConfig.SECRET_FILE, AuthConfig.SECRET, AuthConfig.SECRET);
+            }
         }
         AgentRunner.startOnThread(pollerRunner);
         AgentRunner.startOnThread(cmRunner);

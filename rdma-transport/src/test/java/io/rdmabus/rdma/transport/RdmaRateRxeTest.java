@@ -182,7 +182,6 @@ class RdmaRateRxeTest {
                             .mapToDouble(Map.Entry::getValue).sum() * FRAMES;
                     sb.append(String.format("; pollers %.1f B per completion-channel sleep", pollerBytes / sleeps));
                 }
-                System.err.println(sb);
                 System.out.println(sb);
                 assertEquals(seq, sink.next, "frames missing after round " + round);
                 if (round >= WARM_UP_ROUNDS && sleeps == 0) {
