@@ -2,9 +2,12 @@ package io.rdmabus.core;
 
 import org.agrona.ExpandableDirectByteBuffer;
 
-/** Receive-side state of one publisher session on one subscription: expected sequence and reassembly. */
+/** Receive-side state of one publisher session on one subscription: expected sequence, suspect and reassembly. */
 final class SessionState {
+    /** The sequence expected next; -1 until the session's first frame. */
     long nextSequence = -1;
+    /** The sequence of a dropped frame that jumped ahead and awaits the session's next frame to decide it; -1 if none. */
+    long suspectSequence = -1;
     long lostPending;
     final ExpandableDirectByteBuffer reassembly = new ExpandableDirectByteBuffer(0);
     int reassemblyLength = -1;

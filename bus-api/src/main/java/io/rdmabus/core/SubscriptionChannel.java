@@ -129,12 +129,27 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
             session = new SessionState();
             sessions.put(sessionId, session);
         }
+        // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
         final long sequence = FrameHeader.sequence(buffer, offset);
-        if (session.nextSequence >= 0 && sequence < session.nextSequence) {
+        final long expected = session.nextSequence;
+        final long gap;
+        if (expected < 0) {
+            gap = 0; // the session's first frame sets the expectation: joining a stream mid-way has lost nothing
+        } else if (session.suspectSequence >= 0 && sequence == session.suspectSequence + 1) {
+            gap = sequence - expected; // the suspect is confirmed: the stream moved on, and the suspect is among the lost
+        } else if (sequence < expected) {
+            decideSuspect(session, sessionId, sequence);
             duplicates.incrementAndGet();
             return CONTINUE;
+        } else {
+            gap = sequence - expected;
+            if (gap > 0 && (topic.delivery() == Delivery.RELIABLE || gap > FrameHeader.BEST_EFFORT_GAP_BOUND)) {
+                // a jump the session's next frame must confirm: dropped for now, the expectation stays
+                decideSuspect(session, sessionId, sequence);
+                session.suspectSequence = sequence;
+                return CONTINUE;
+            }
         }
-        final long gap = session.nextSequence < 0 ? 0 : sequence - session.nextSequence;
         final int flags = FrameHeader.flags(buffer, offset);
         final boolean end = (flags & FrameHeader.FLAG_END) != 0;
 
@@ -144,9 +159,10 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
                 slot = ring.tryNext();
             } catch (final InsufficientCapacityException ex) {
                 if (topic.delivery() == Delivery.RELIABLE) {
-                    return BACK_PRESSURE; // nothing consumed; the transport offers this frame again later
+                    return BACK_PRESSURE; // nothing consumed, no state changed; the transport offers this frame again later
                 }
                 // best effort never slows the publisher: the datagram is dropped here, counted and reported
+                decideSuspect(session, sessionId, sequence);
                 framesReceived.incrementAndGet();
                 dropped.incrementAndGet();
                 recordGap(session, gap);
@@ -156,6 +172,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
                 return CONTINUE;
             }
         }
+        decideSuspect(session, sessionId, sequence);
         framesReceived.incrementAndGet();
         recordGap(session, gap);
         session.nextSequence = sequence + 1;
@@ -207,9 +224,31 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         return CONTINUE;
     }
 
+    /**
+     * The session's frame after a suspect decides it: {@code sequence} one past the suspect confirms the jump (the caller
+     * counts it in the gap); any other sequence means the suspect was corrupt: counted as malformed. Either way the
+     * session has no suspect afterwards. No allocation unless it logs.
+     */
+    private void decideSuspect(final SessionState session, final int sessionId, final long sequence) {
+        final long suspect = session.suspectSequence;
+        if (suspect < 0) {
+            return;
+        }
+        session.suspectSequence = -1;
+        if (sequence != suspect + 1) {
+            final long n = malformed.incrementAndGet();
+            if (n <= LOG_FIRST_N || n % LOG_EVERY_N == 0) {
+                LOG.warn("topic {}: dropped malformed frame #{}: session {} sequence {} jumped ahead of the expected {} and the "
+                    + "session's next frame ({}) did not follow it", topic.name(), n, Integer.toHexString(sessionId), suspect,
+                    session.nextSequence, sequence);
+            }
+        }
+    }
+
     private void recordGap(final SessionState session, final long gap) {
         if (gap > 0) {
-            // saturating: a corrupt sequence number can claim a gap near 2^63, and a counter that wraps negative lies
+            // saturating: a confirmed jump can be near 2^63 (two consecutive frames forged alike), and a counter that
+            // wraps negative lies
             gaps.accumulateAndGet(gap, SubscriptionChannel::saturatedAdd);
             session.lostPending = saturatedAdd(session.lostPending, gap);
         }

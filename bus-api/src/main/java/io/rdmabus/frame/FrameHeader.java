@@ -37,6 +37,13 @@ public final class FrameHeader {
     /** A whole message in one frame. */
     public static final int FLAGS_UNFRAGMENTED = FLAG_BEGIN | FLAG_END;
 
+    /**
+     * Receive rule on the sequence (docs/wire-format.md, "Sequence rule"): a BEST_EFFORT frame at most this many frames
+     * ahead of its session's expected sequence is a gap, taken at once; a jump beyond it, or any jump on a RELIABLE topic,
+     * is a suspect that the session's next frame confirms (it is the suspect's sequence + 1) or refutes (corrupt).
+     */
+    public static final long BEST_EFFORT_GAP_BOUND = 1024;
+
     /** Offset of the version byte. */
     public static final int VERSION_OFFSET = 0;
     /** Offset of the type byte. */

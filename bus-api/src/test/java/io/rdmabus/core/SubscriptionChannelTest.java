@@ -136,20 +136,24 @@ class SubscriptionChannelTest {
         assertEquals(3, stats.messagesDelivered());
     }
 
+    /** A confirmed jump (a suspect followed by its sequence + 1) can be near 2^63: the counter saturates, never wraps. */
     @Test
-    void aCorruptSequenceNumberSaturatesTheGapCounterInsteadOfWrappingIt() {
+    void aHugeConfirmedJumpSaturatesTheGapCounterInsteadOfWrappingIt() {
         final Topic<Long> topic = Topic.of("t", TestCodecs.LONG, Delivery.BEST_EFFORT);
         final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults(), MAX_FRAME, INLINE);
         final Recorder<Long> recorder = attach(channel);
         recorder.request(100);
         channel.onFrame(frame, 0, longFrame(topic, 9, 0, 1));
-        channel.onFrame(frame, 0, longFrame(topic, 9, Long.MAX_VALUE - 1, 2)); // a gap of 2^63 - 2
-        channel.onFrame(frame, 0, longFrame(topic, 10, 0, 3));
-        channel.onFrame(frame, 0, longFrame(topic, 10, Long.MAX_VALUE / 2, 4)); // another session's huge gap on top
+        channel.onFrame(frame, 0, longFrame(topic, 9, Long.MAX_VALUE - 2, 2)); // a suspect jump
+        channel.onFrame(frame, 0, longFrame(topic, 9, Long.MAX_VALUE - 1, 3)); // confirms it: a gap of 2^63 - 3
+        channel.onFrame(frame, 0, longFrame(topic, 10, 0, 4));
+        channel.onFrame(frame, 0, longFrame(topic, 10, Long.MAX_VALUE / 2, 5));
+        channel.onFrame(frame, 0, longFrame(topic, 10, Long.MAX_VALUE / 2 + 1, 6)); // another session's huge gap on top
         channel.deliver();
-        assertEquals(List.of(1L, 2L, 3L, 4L), recorder.received.stream().map(Received::value).toList());
+        assertEquals(List.of(1L, 3L, 4L, 6L), recorder.received.stream().map(Received::value).toList());
         assertEquals(Long.MAX_VALUE, channel.stats().gapMessages());
         assertEquals(Long.MAX_VALUE - 2, recorder.received.get(1).lostBefore());
+        assertEquals(0, channel.stats().malformedFrames());
     }
 
     @Test
@@ -172,7 +176,10 @@ class SubscriptionChannelTest {
         assertTrue(Arrays.equals(message, recorder.received.get(0).value()));
         assertEquals(0, recorder.received.get(0).sequence());
         assertTrue(Arrays.equals(new byte[] {1, 2, 3}, recorder.received.get(1).value()));
-        assertEquals(1, recorder.received.get(1).lostBefore(), "the broken message is reported lost");
+        // reported lost: frame 4 (the lost middle) and frame 5 (its END, dropped as a suspect jump until frame 6 confirmed it)
+        assertEquals(2, recorder.received.get(1).lostBefore(), "the broken message is reported lost");
+        assertEquals(2, channel.stats().gapMessages());
+        assertEquals(0, channel.stats().malformedFrames());
     }
 
     /** Splits into 32-byte payload fragments; skips fragment index {@code skip}. @return next sequence */

@@ -15,21 +15,18 @@ import java.io.Serializable;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
@@ -51,28 +48,20 @@ import io.rdmabus.SubscriptionStats;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.frame.FrameHeader;
-import io.rdmabus.spi.FrameClaim;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportCapabilities;
-import io.rdmabus.spi.TransportPublication;
-import io.rdmabus.spi.TransportStatus;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -90,6 +79,9 @@ import reactor.core.scheduler.Schedulers;
  * }
  * }</pre>
  *
+ * <p>The cases are this class's and those it inherits from {@link HostileFrameTck} (hostile frames: malformed headers
+ * and payloads, forged sequence numbers); {@link TckBase} holds the lifecycle and the helpers they share.
+ *
  * <p>Lifecycle: one fixture per test class ({@link TestInstance.Lifecycle#PER_CLASS}), created in {@link BeforeAll} and
  * closed in {@link AfterAll}, because fixtures may hold expensive shared parts (an embedded media driver). Isolation
  * between cases comes from fresh buses (unique names) and fresh topics (unique names) in every case; every bus a case
@@ -100,84 +92,7 @@ import reactor.core.scheduler.Schedulers;
  * messages published until every subscriber has seen one, so a case starts only when the path is known to be
  * connected end to end (a connected publication means at least one subscriber, not all of them).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@ExtendWith(ScaledTimeoutExtension.class)
-@ScaledTimeout(45)
-public abstract class TransportTck implements ScaledTimeoutExtension.TimeScaled {
-    /** Prefix every bus and transport thread name carries. */
-    public static final String THREAD_PREFIX = "rdma-bus-";
-    private static final String PROBE = "probe";
-    private static final Duration BASE_CONNECT_TIMEOUT = Duration.ofSeconds(15);
-    private static final Duration BASE_DELIVERY_TIMEOUT = Duration.ofSeconds(20);
-    private static final long OFFER_RETRY_PAUSE_NS = 50_000;
-
-    private final String runId = Integer.toHexString(ThreadLocalRandom.current().nextInt() & 0xFFFFFF);
-    private final AtomicInteger names = new AtomicInteger();
-    private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
-    private Set<Thread> threadsBeforeFixture = Set.of();
-    private TckFixture fixture;
-    private double timeFactor = 1.0;
-    /** Connect bound (probes, first frame), times the fixture's time factor. */
-    private Duration connectTimeout = BASE_CONNECT_TIMEOUT;
-    /** Delivery bound (a publish, a batch to arrive), times the fixture's time factor. */
-    private Duration deliveryTimeout = BASE_DELIVERY_TIMEOUT;
-
-    /** @return a new fixture for the transport configuration under test; the kit closes it after the class */
-    protected abstract TckFixture createFixture();
-
-    /** @return the fixture in use (created once per test class) */
-    protected final TckFixture fixture() {
-        return fixture;
-    }
-
-    @BeforeAll
-    final void startFixture() {
-        threadsBeforeFixture = liveThreads(name -> name.startsWith(THREAD_PREFIX));
-        fixture = createFixture();
-        assertTrue(fixture != null, "createFixture() returned null");
-        timeFactor = fixture.timeFactor();
-        assertTrue(timeFactor >= 1.0 && Double.isFinite(timeFactor), "fixture.timeFactor() must be a finite number >= 1: " + timeFactor);
-        connectTimeout = scaled(BASE_CONNECT_TIMEOUT);
-        deliveryTimeout = scaled(BASE_DELIVERY_TIMEOUT);
-        if (timeFactor != 1.0) {
-            System.err.println("TCK: time bounds x " + timeFactor + " for " + fixture.name());
-        }
-    }
-
-    @BeforeEach
-    final void announceCase(final TestInfo info) {
-        fixture.beforeCase(info.getTestMethod().map(Method::getName).orElse(info.getDisplayName()));
-    }
-
-    @AfterEach
-    final void closeCaseResources() {
-        final List<AutoCloseable> copy;
-        synchronized (toClose) {
-            copy = new ArrayList<>(toClose);
-            toClose.clear();
-        }
-        Collections.reverse(copy);
-        for (final AutoCloseable closeable : copy) {
-            try {
-                closeable.close();
-            } catch (final Exception ex) {
-                throw new AssertionError("closing " + closeable + " after the case failed", ex);
-            }
-        }
-    }
-
-    @AfterAll
-    final void closeFixture() throws InterruptedException {
-        if (fixture == null) {
-            return;
-        }
-        fixture.close();
-        final Duration threadsGone = scaled(Duration.ofSeconds(10));
-        final Set<Thread> left = awaitThreadsGone(t -> t.getName().startsWith(THREAD_PREFIX) && !threadsBeforeFixture.contains(t),
-            threadsGone);
-        assertTrue(left.isEmpty(), "threads still alive " + threadsGone + " after every bus and the fixture (" + fixture.name() + ") closed: "
-            + names(left));
-    }
+public abstract class TransportTck extends HostileFrameTck {
 
     // ------------------------------------------------------------------------------------------------ one to one
 
@@ -707,88 +622,6 @@ public abstract class TransportTck implements ScaledTimeoutExtension.TimeScaled 
 
     // ------------------------------------------------------------------------------------------------ malformed frames
 
-    /**
-     * Garbage frames injected through a raw transport publication between valid ones (truncated header, wrong version,
-     * unknown type, unknown flags, length mismatch, foreign topic id, a valid header over a payload the codec rejects) are
-     * dropped and counted as malformed; the subscriber gets exactly the valid frames, in order, with no reported loss and
-     * no error.
-     */
-    @Test
-    @ScaledTimeout(30)
-    void malformedFramesAreDroppedAndCounted() throws InterruptedException {
-        final Bus subBus = bus("sub");
-        final Topic<String> topic = topic("malformed", Delivery.RELIABLE);
-        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
-        final Transport raw = fixture.newRawTransport();
-        toClose.add(raw);
-        final TransportPublication pub = raw.addPublication(topic.descriptor());
-        toClose.add(pub);
-
-        final int probeSession = 0x7e57_0001;
-        final int validSession = 0x7e57_0002;
-        final int badPayloadSession = 0x7e57_0003;
-        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
-        long probeSequence = 0;
-        while (rec.count() == 0) {
-            assertTrue(System.nanoTime() < deadlineNs, "no probe frame from the raw transport reached the subscriber");
-            inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, probeSession, probeSequence++, PROBE));
-            rec.awaitCount(1, Duration.ofMillis(50));
-        }
-        final int probesSeen = rec.count();
-
-        long seq = 0;
-        final List<String> expected = new ArrayList<>();
-        final List<byte[]> garbage = new ArrayList<>();
-        final byte[] truncated = Arrays.copyOf(frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "x"), 12);
-        garbage.add(truncated);
-        final byte[] version = frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "bad-version");
-        version[FrameHeader.VERSION_OFFSET] = 2;
-        garbage.add(version);
-        final byte[] type = frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "bad-type");
-        type[FrameHeader.TYPE_OFFSET] = 9;
-        garbage.add(type);
-        garbage.add(frame(topic.topicId(), 0x01, validSession, 1, "bad-flags"));
-        final byte[] length = frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "bad-length");
-        new UnsafeBuffer(length).putInt(FrameHeader.FRAME_LENGTH_OFFSET, length.length + 8, java.nio.ByteOrder.LITTLE_ENDIAN);
-        garbage.add(length);
-        garbage.add(frame(topic.topicId() ^ 0x5A5A5A5A, FrameHeader.FLAGS_UNFRAGMENTED, validSession, 1, "foreign-topic"));
-        // a well-formed header over bytes that are not UTF-8 (its own session, so the valid session sees no loss)
-        garbage.add(frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, badPayloadSession, 0, new byte[] {(byte) 0xC3, 0x28}));
-
-        for (final byte[] bad : garbage) {
-            final String v = "v" + seq;
-            expected.add(v);
-            inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, seq++, v));
-            // garbage of the valid session claims its next sequence: a rejected frame must not advance it
-            if (bad.length >= FrameHeader.LENGTH && FrameHeader.sessionId(new UnsafeBuffer(bad), 0) == validSession) {
-                new UnsafeBuffer(bad).putLong(FrameHeader.SEQUENCE_OFFSET, seq, java.nio.ByteOrder.LITTLE_ENDIAN);
-            }
-            inject(pub, bad);
-        }
-        final String last = "v" + seq;
-        expected.add(last);
-        inject(pub, frame(topic.topicId(), FrameHeader.FLAGS_UNFRAGMENTED, validSession, seq, last));
-
-        assertTrue(rec.awaitUntil(list -> list.stream().anyMatch(r -> r.value().equals(last)), deliveryTimeout),
-            "the last valid frame did not arrive; got " + rec.values());
-        final long malformedExpected = garbage.size();
-        final long deadline2Ns = System.nanoTime() + scaled(Duration.ofSeconds(5)).toNanos();
-        while (statsOf(subBus, topic).malformedFrames() < malformedExpected && System.nanoTime() < deadline2Ns) {
-            Thread.sleep(10);
-        }
-        Thread.sleep(100);
-        final List<Received<String>> valid = rec.received().subList(probesSeen, rec.count()).stream()
-            .filter(r -> r.sessionId() != probeSession).toList();
-        assertEquals(expected, valid.stream().map(Received::value).toList(), "the subscriber must get exactly the valid frames");
-        assertTrue(valid.stream().allMatch(r -> r.sessionId() == validSession && r.lostBefore() == 0),
-            "garbage frames disturbed the valid session (loss or foreign session): " + valid);
-        final SubscriptionStats stats = statsOf(subBus, topic);
-        assertEquals(malformedExpected, stats.malformedFrames(), "malformed frames counted: " + stats);
-        assertEquals(0, stats.duplicates(), "a rejected frame advanced the session's sequence: " + stats);
-        assertNull(rec.error(), "a malformed frame reached the subscriber as an error");
-        assertFalse(rec.isCompleted(), "a malformed frame completed the subscriber");
-    }
-
     // ------------------------------------------------------------------------------------------------ reactive streams
 
     /**
@@ -867,57 +700,6 @@ public abstract class TransportTck implements ScaledTimeoutExtension.TimeScaled 
     }
 
     // ------------------------------------------------------------------------------------------------ helpers
-
-    /** @return the fixture's {@link TckFixture#timeFactor()} (1 until the fixture exists) */
-    @Override
-    public final double timeFactor() {
-        return timeFactor;
-    }
-
-    /** @param bound a time bound of the kit @return it times the fixture's time factor */
-    private Duration scaled(final Duration bound) {
-        return ScaledTimeoutExtension.scale(bound, timeFactor);
-    }
-
-    /**
-     * @param role short role for the name
-     * @return a new bus of the fixture, closed after the case
-     */
-    protected final Bus bus(final String role) {
-        final Bus bus = fixture.newBus("tck-" + role + "-" + runId + "-" + names.incrementAndGet());
-        toClose.add(bus);
-        return bus;
-    }
-
-    private Topic<String> topic(final String base, final Delivery delivery) {
-        return topic(base, Codecs.utf8(), delivery);
-    }
-
-    private <T> Topic<T> topic(final String base, final io.rdmabus.codec.Codec<T> codec, final Delivery delivery) {
-        return Topic.of("tck." + base + "." + runId + "." + names.incrementAndGet(), codec, delivery);
-    }
-
-    private <T> BusPublication<T> publication(final Bus bus, final Topic<T> topic) {
-        final BusPublication<T> pub = bus.publication(topic);
-        toClose.add(pub);
-        return pub;
-    }
-
-    private <T> Recorder<T> subscribe(final Bus bus, final Topic<T> topic, final SubscribeOptions<T> options) {
-        return subscribe(bus, topic, options, Recorder.unbounded());
-    }
-
-    private <T> Recorder<T> subscribe(final Bus bus, final Topic<T> topic, final SubscribeOptions<T> options, final Recorder<T> rec) {
-        bus.subscribeReceived(topic, options).subscribe(rec);
-        final Disposable d = rec;
-        toClose.add(d::dispose);
-        return rec;
-    }
-
-    private static SubscriptionStats statsOf(final Bus bus, final Topic<?> topic) {
-        return bus.stats().subscriptions().stream().filter(s -> s.topic().equals(topic.name())).findFirst()
-            .orElseThrow(() -> new AssertionError("no live subscription for " + topic.name() + " in " + bus.stats()));
-    }
 
     private void awaitConnected(final BusPublication<?> pub) throws InterruptedException {
         final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
@@ -1001,39 +783,6 @@ public abstract class TransportTck implements ScaledTimeoutExtension.TimeScaled 
         }
     }
 
-    private void inject(final TransportPublication pub, final byte[] frame) {
-        final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
-        while (true) {
-            final int status = pub.tryClaim(frame.length);
-            if (status == TransportStatus.OK) {
-                final FrameClaim claim = pub.claim();
-                assertEquals(frame.length, claim.length(), "claim length");
-                claim.buffer().putBytes(claim.offset(), frame);
-                claim.commit();
-                return;
-            }
-            if (status == TransportStatus.CLOSED || status == TransportStatus.FRAME_TOO_LARGE) {
-                fail("raw tryClaim(" + frame.length + ") returned " + TransportStatus.describe(status));
-            }
-            if (System.nanoTime() >= deadlineNs) {
-                fail("raw tryClaim not OK within " + deliveryTimeout + ": " + TransportStatus.describe(status));
-            }
-            LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
-        }
-    }
-
-    private static byte[] frame(final int topicId, final int flags, final int sessionId, final long sequence, final String payload) {
-        return frame(topicId, flags, sessionId, sequence, payload.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static byte[] frame(final int topicId, final int flags, final int sessionId, final long sequence, final byte[] payload) {
-        final byte[] bytes = new byte[FrameHeader.LENGTH + payload.length];
-        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
-        FrameHeader.write(buffer, 0, flags, bytes.length, topicId, sessionId, sequence, System.currentTimeMillis() * 1_000_000L);
-        buffer.putBytes(FrameHeader.LENGTH, payload);
-        return bytes;
-    }
-
     private static byte[] randomBytes(final int length) {
         final byte[] bytes = new byte[length];
         ThreadLocalRandom.current().nextBytes(bytes);
@@ -1074,37 +823,4 @@ public abstract class TransportTck implements ScaledTimeoutExtension.TimeScaled 
         return Long.parseLong(value.substring(at + 1));
     }
 
-    private static Set<Thread> liveThreads(final Predicate<String> name) {
-        final Set<Thread> result = new HashSet<>();
-        for (final Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.isAlive() && name.test(t.getName())) {
-                result.add(t);
-            }
-        }
-        return result;
-    }
-
-    private static Set<Thread> liveThreadsMatching(final Predicate<Thread> which) {
-        final Set<Thread> result = new HashSet<>();
-        for (final Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.isAlive() && which.test(t)) {
-                result.add(t);
-            }
-        }
-        return result;
-    }
-
-    private static Set<Thread> awaitThreadsGone(final Predicate<Thread> which, final Duration timeout) throws InterruptedException {
-        final long deadlineNs = System.nanoTime() + timeout.toNanos();
-        Set<Thread> left = liveThreadsMatching(which);
-        while (!left.isEmpty() && System.nanoTime() < deadlineNs) {
-            Thread.sleep(20);
-            left = liveThreadsMatching(which);
-        }
-        return left;
-    }
-
-    private static List<String> names(final Set<Thread> threads) {
-        return threads.stream().map(Thread::getName).sorted().toList();
-    }
 }

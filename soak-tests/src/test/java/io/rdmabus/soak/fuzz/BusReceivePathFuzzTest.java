@@ -34,10 +34,13 @@ import reactor.core.Disposable;
 /**
  * Feeds random and mutated frames through the bus's real receive path (DefaultBus, SubscriptionChannel, ring,
  * delivery agent, Flux) between the frames of one valid publisher session, from a thread that plays the transport's
- * receive loop. Checks: onFrame never throws and returns promptly; every frame that breaks a documented header rule
- * is counted as malformed and dropped; well-formed frames with a corrupt payload are counted as malformed by the codec
- * step; the valid session arrives complete and in order (RELIABLE) or with every wire loss reported in
- * {@code lostBefore} (BEST_EFFORT); the subscriber never sees an error or completion.
+ * receive loop, and frames of the valid session with forged sequence numbers (ahead of it, beyond the BEST_EFFORT bound
+ * on a best-effort topic). Checks: onFrame never throws and returns promptly; every frame that breaks a documented header
+ * rule is counted as malformed and dropped; well-formed frames with a corrupt payload are counted as malformed by the
+ * codec step; the sequence counters (frames received, duplicates, gaps, refuted suspects) are exactly those of
+ * {@link SequenceModel}, the sequence rule of docs/wire-format.md; the valid session arrives complete and in order
+ * (RELIABLE) or with every wire loss reported in {@code lostBefore} (BEST_EFFORT), forged frames notwithstanding; the
+ * subscriber never sees an error or completion.
  */
 class BusReceivePathFuzzTest {
     private static final int MAX_FRAME = 1024;
@@ -87,6 +90,9 @@ class BusReceivePathFuzzTest {
             long replays = 0;            // copies of already-sent valid frames (must count as duplicates)
             long headerRejected = 0;     // garbage the documented header rules reject (or another topic's id)
             long headerAccepted = 0;     // garbage that is a well-formed header of this topic
+            long forged = 0;             // valid-session frames with a forged sequence ahead (suspects the next frame refutes)
+            long pendingForged = -1;     // the forged sequence when it was the valid session's last frame, else -1
+            final SequenceModel model = new SequenceModel(delivery == Delivery.RELIABLE, FrameHeader.BEST_EFFORT_GAP_BOUND);
             long maxOnFrameNs = 0;
             long validSeq = 0;
             long firstOffered = -1;      // the valid session's first sequence the bus saw: it counts losses from there
@@ -96,7 +102,8 @@ class BusReceivePathFuzzTest {
                 final SplittableRandom rnd = fuzz.nextCase();
                 final byte[] toSend;
                 boolean isValid = false;
-                final int kind = rnd.nextInt(6);
+                boolean isForged = false;
+                final int kind = rnd.nextInt(7);
                 switch (kind) {
                     case 0, 1 -> {
                         if (delivery == Delivery.BEST_EFFORT && rnd.nextInt(10) == 0) {
@@ -113,6 +120,20 @@ class BusReceivePathFuzzTest {
                     }
                     case 2 -> {
                         toSend = Fuzz.bytes(rnd, rnd.nextInt(2 * FrameHeader.LENGTH + 16));
+                    }
+                    case 6 -> {
+                        if (firstOffered < 0) {
+                            continue; // the valid session's first frame sets its expectation: forge only after it
+                        }
+                        // ahead of anything the valid session will send next (BEST_EFFORT: beyond the bound), near or far
+                        final long min = validSeq + (delivery == Delivery.RELIABLE ? 1 : FrameHeader.BEST_EFFORT_GAP_BOUND + 1);
+                        long forgedSeq = min + (rnd.nextBoolean() ? rnd.nextInt(8) : rnd.nextLong(Long.MAX_VALUE / 2));
+                        if (forgedSeq == pendingForged + 1) {
+                            forgedSeq++; // the previous forged frame + 1 would confirm it: two frames forged in concert
+                        }
+                        pendingForged = forgedSeq;
+                        toSend = frame(topic.topicId(), VALID_SESSION, forgedSeq, forgedSeq);
+                        isForged = true;
                     }
                     case 3 -> {
                         if (sentValid.isEmpty()) {
@@ -133,19 +154,29 @@ class BusReceivePathFuzzTest {
                     }
                 }
                 final boolean replay = kind == 3;
-                if (!isValid && !replay && toSend.length >= FrameHeader.LENGTH
+                if (isValid || replay) {
+                    pendingForged = -1;
+                }
+                if (!isValid && !replay && !isForged && toSend.length >= FrameHeader.LENGTH
                     && FrameHeader.sessionId(new UnsafeBuffer(toSend), 0) == VALID_SESSION) {
                     // garbage must not pose as the valid session (that is a forged publisher, not malformed input)
                     new UnsafeBuffer(toSend).putInt(FrameHeader.SESSION_ID_OFFSET, GARBAGE_SESSION + 1, ByteOrder.LITTLE_ENDIAN);
                 }
-                if (!isValid && !replay) {
-                    final boolean ok = FrameHeaderFuzzTest.modelAccepts(toSend, 0, toSend.length, MAX_FRAME)
+                boolean wellFormed = true;
+                if (isForged) {
+                    forged++;
+                } else if (!isValid && !replay) {
+                    wellFormed = FrameHeaderFuzzTest.modelAccepts(toSend, 0, toSend.length, MAX_FRAME)
                         && FrameHeader.topicId(new UnsafeBuffer(toSend), 0) == topic.topicId();
-                    if (ok) {
+                    if (wellFormed) {
                         headerAccepted++;
                     } else {
                         headerRejected++;
                     }
+                }
+                if (wellFormed) {
+                    final UnsafeBuffer header = new UnsafeBuffer(toSend);
+                    model.judge(FrameHeader.sessionId(header, 0), FrameHeader.sequence(header, 0));
                 }
                 maxOnFrameNs = Math.max(maxOnFrameNs, offer(fuzz, sink, toSend, delivery));
                 if (isValid) {
@@ -159,6 +190,7 @@ class BusReceivePathFuzzTest {
             }
             // a final valid frame, so every earlier loss of the valid session is reported on something
             final long last = validSeq;
+            model.judge(VALID_SESSION, last);
             maxOnFrameNs = Math.max(maxOnFrameNs, offer(fuzz, sink, frame(topic.topicId(), VALID_SESSION, last, last), delivery));
             validSent++;
 
@@ -172,8 +204,8 @@ class BusReceivePathFuzzTest {
             final List<Received<Long>> valid = got.stream().filter(r -> r.sessionId() == VALID_SESSION).toList();
             final long lostReported = valid.stream().mapToLong(Received::lostBefore).sum();
             System.out.println(fuzz.summary("validSent=" + validSent + " validSkipped=" + validSkipped + " replays=" + replays
-                + " garbageRejectedByHeader=" + headerRejected + " garbageWellFormed=" + headerAccepted + " delivered=" + got.size()
-                + " maxOnFrameUs=" + maxOnFrameNs / 1000 + " stats=" + stats));
+                + " garbageRejectedByHeader=" + headerRejected + " garbageWellFormed=" + headerAccepted + " forged=" + forged
+                + " delivered=" + got.size() + " maxOnFrameUs=" + maxOnFrameNs / 1000 + " " + model + " stats=" + stats));
 
             assertNull(error.get(), fuzz.fail("malformed input reached the subscriber as an error: " + error.get()));
             assertFalse(completed.get(), fuzz.fail("malformed input completed the subscriber"));
@@ -199,11 +231,17 @@ class BusReceivePathFuzzTest {
                     + ") do not match the missing messages (" + (last + 1 - from - valid.size()) + "), skipped on the wire " + validSkipped
                     + ", first sequence offered " + from));
             }
-            final long codecRejected = stats.malformedFrames() - headerRejected;
+            // the sequence rule, exactly: what was taken, what was behind, what was lost, which suspects were corrupt
+            assertEquals(model.received, stats.framesReceived(), fuzz.fail("framesReceived differs from the sequence rule's " + model + ": " + stats));
+            assertEquals(model.duplicates, stats.duplicates(), fuzz.fail("duplicates differ from the sequence rule's " + model + ": " + stats));
+            assertEquals(model.gaps, stats.gapMessages(), fuzz.fail("gapMessages differs from the sequence rule's " + model + ": " + stats));
+            assertTrue(model.refuted >= forged, fuzz.fail("a forged frame of the valid session was not refuted: " + model + ", forged " + forged));
+            final long codecRejected = stats.malformedFrames() - headerRejected - model.refuted;
             assertTrue(codecRejected >= 0 && codecRejected <= headerAccepted, fuzz.fail("malformed count " + stats.malformedFrames()
-                + " must be the " + headerRejected + " header-rejected frames plus at most the " + headerAccepted + " well-formed garbage frames"));
-            assertEquals(validSent + replays + headerAccepted, stats.framesReceived() + stats.duplicates(),
-                fuzz.fail("every well-formed frame is either received or a duplicate: " + stats));
+                + " must be the " + headerRejected + " header-rejected frames, the " + model.refuted + " refuted suspects, plus at most the "
+                + headerAccepted + " well-formed garbage frames"));
+            assertEquals(validSent + replays + headerAccepted + forged, stats.framesReceived() + stats.duplicates() + model.suspects,
+                fuzz.fail("every well-formed frame is received, a duplicate or a suspect: " + stats + ", " + model));
             assertTrue(stats.duplicates() >= replays, fuzz.fail("replayed valid frames not counted as duplicates: " + stats));
             sub.dispose();
         }
