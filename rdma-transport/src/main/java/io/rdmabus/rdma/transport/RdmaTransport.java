@@ -45,13 +45,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -103,8 +103,8 @@ public final class RdmaTransport implements Transport {
 
     private final RdmaTransportConfig config;
     private final long nodeId = ThreadLocalRandom.current().nextLong();
-    private final ManyToOneConcurrentArrayQueue<Runnable> pollerCommands = new ManyToOneConcurrentArrayQueue<>(1024);
-    private final ManyToOneConcurrentArrayQueue<Runnable> cmCommands = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final PollerProxy pollerProxy = new PollerProxy("rdma poller commands", c -> poller().fail(c, null), c -> poller().addConnection(c));
+    private final CmAgentProxy cmProxy = new CmAgentProxy("rdma cm commands", this::destroy, topicId -> cmAgent().onSubscribed(topicId));
     private final AtomicReferenceArray<Connection> connections = new AtomicReferenceArray<>(TABLE);
     private final AtomicReferenceArray<RdmaPublication> pools = new AtomicReferenceArray<>(TABLE);
     private final AtomicInteger nextConnectionId = new AtomicInteger(1);
@@ -216,6 +216,9 @@ public final class RdmaTransport implements Transport {
      * still held the connection it had accepted from it: the old one is closed) and {@code disconnectsDeferred} (failed
      * connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again) and {@code cmStalls} (steps of
      * the cm thread, which dials and accepts, stuck beyond {@code rdma.connect.timeout.ms} + 10 s; each logged with its stack).
+     * Commands to the poller and the cm agent: {@code pollerProxyFails} and {@code cmProxyFails} (commands that found
+     * the agent's bounded queue full, or its overflow in use: they waited in the overflow, none was lost) and
+     * {@code pollerCommandsDiscarded} and {@code cmCommandsDiscarded} (commands left when the transport closed: not run).
      * With {@code rdma.discovery=multicast}: {@code advertsSent} (advert datagrams posted to the control group, one per
      * page per interval), {@code advertsReceived} (well-formed, verified adverts of other nodes), {@code advertsRejected}
      * (well-formed but without a valid bus-secret MAC, or with one while this node has no secret: dropped, never dialled),
@@ -229,6 +232,10 @@ public final class RdmaTransport implements Transport {
         Map<String, Long> out = new LinkedHashMap<>();
         out.put("malformedMessages", malformedMessages());
         out.put("refusedPeers", refusedPeers());
+        out.put("pollerProxyFails", pollerProxy.proxyFails());
+        out.put("cmProxyFails", cmProxy.proxyFails());
+        out.put("pollerCommandsDiscarded", pollerProxy.discarded());
+        out.put("cmCommandsDiscarded", cmProxy.discarded());
         if (pollerRunner != null) {
             long[] r = resumeStats();
             out.put("resumeRequests", r[0]);
@@ -452,9 +459,8 @@ public final class RdmaTransport implements Transport {
         runOnPoller(() -> poller().addLocal(sub));
         int topicId = topic.topicId();
         if (subscribedTopics.merge(topicId, 1, Integer::sum) == 1 && config.discovery().multicast()) {
-            // a topic already advertised is dialled now, not at its advertiser's next advert (the command queue is
-            // bounded: if full, that next advert does it)
-            cmCommands.offer(() -> cmAgent().onSubscribed(topicId));
+            // a topic already advertised is dialled now, not at its advertiser's next advert
+            cmProxy.onSubscribed(topicId);
         }
         return sub;
     }
@@ -502,7 +508,7 @@ public final class RdmaTransport implements Transport {
     /** A publication failed to post on {@code c}: tear it down (any thread). */
     void connectionBroken(final Connection c) {
         if (!closed) {
-            pollerCommands.offer(() -> poller().fail(c, null));
+            pollerProxy.fail(c);
         }
     }
 
@@ -561,7 +567,7 @@ public final class RdmaTransport implements Transport {
     int breakConnectionsForTest() {
         AtomicInteger broken = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(1);
-        cmCommands.offer(() -> {
+        cmProxy.run(() -> {
             try {
                 for (int i = 0; i < TABLE; i++) {
                     Connection c = connections.get(i);
@@ -606,12 +612,10 @@ public final class RdmaTransport implements Transport {
                 done.countDown();
             }
         };
-        while (!pollerCommands.offer(wrapped)) {
-            if (!pollerRunning()) {
-                return;
-            }
-            LockSupport.parkNanos(100_000);
+        if (!pollerRunning()) {
+            return;
         }
+        pollerProxy.run(wrapped);
         try {
             if (!done.await(COMMAND_WAIT_MS, TimeUnit.MILLISECONDS) && pollerRunning()) {
                 throw new TransportException("the rdma poller did not run a command within " + COMMAND_WAIT_MS + " ms");
@@ -817,6 +821,7 @@ public final class RdmaTransport implements Transport {
             ud.closePublications(); // UD path
         }
         cmRunner.close();
+        cmProxy.close(); // the cm agent has stopped: commands it had not run are discarded (counted); close() frees all below
         // Tell every peer we leave (so it tears down at once), then let the poller go.
         try {
             runOnPoller(() -> poller().sayGoodbye());
@@ -839,6 +844,7 @@ public final class RdmaTransport implements Transport {
             }
         }
         pollerRunner.close();
+        pollerProxy.close();
         closeQuietly(ud); // UD path: before the CQ and PD it uses
         for (int i = 0; i < TABLE; i++) {
             Connection c = connections.get(i);
@@ -923,12 +929,7 @@ public final class RdmaTransport implements Transport {
 
         @Override
         public int doWork() {
-            int work = 0;
-            Runnable cmd;
-            while ((cmd = pollerCommands.poll()) != null) {
-                cmd.run();
-                work++;
-            }
+            int work = pollerProxy.drain();
             int n = cq.poll(wcs);
             if (n < 0) {
                 throw new TransportException("ibv_poll_cq failed: " + n);
@@ -987,7 +988,7 @@ public final class RdmaTransport implements Transport {
          * @return completions handled (0 if it slept)
          */
         int sleep(final long timeoutMs) {
-            if (!pollerCommands.isEmpty()) {
+            if (pollerProxy.hasCommands()) {
                 return 1;
             }
             for (int i = 0; i < active.size(); i++) {
@@ -1474,7 +1475,7 @@ public final class RdmaTransport implements Transport {
             long subDelayMs = subDelayAfterResumeMsForTest;
             if (subDelayMs > 0 && resumesRequested > resumesBefore) {
                 int[] topics = local.keySet().stream().mapToInt(Integer::intValue).toArray();
-                CompletableFuture.delayedExecutor(subDelayMs, TimeUnit.MILLISECONDS).execute(() -> pollerCommands.offer(() -> {
+                CompletableFuture.delayedExecutor(subDelayMs, TimeUnit.MILLISECONDS).execute(() -> pollerProxy.run(() -> {
                     if (c.closed) {
                         return;
                     }
@@ -1559,7 +1560,7 @@ public final class RdmaTransport implements Transport {
                 context.errorHandler().accept(cause);
             }
             if (!closed) {
-                cmCommands.offer(() -> destroy(c));
+                cmProxy.destroy(c);
             }
         }
 
@@ -1854,6 +1855,12 @@ public final class RdmaTransport implements Transport {
         private final java.util.HashMap<InetSocketAddress, DialFailures> dialFailures = new java.util.HashMap<>();
         /** The port was found down when a dial was due: dials wait (logged once per down period). */
         private boolean dialsHeldForPort;
+        /** Runs one command of {@link #cmProxy} as a cm step (a field: an idle cycle allocates nothing). */
+        private final Consumer<Runnable> runCommand = cmd -> {
+            cmStep("running a command", "");
+            cmd.run();
+            cmStepDone();
+        };
 
         CmAgent(final String roleName, final List<InetSocketAddress> seeds) {
             this.roleName = roleName;
@@ -1871,14 +1878,7 @@ public final class RdmaTransport implements Transport {
 
         @Override
         public int doWork() {
-            int work = 0;
-            Runnable cmd;
-            while ((cmd = cmCommands.poll()) != null) {
-                cmStep("running a command", "");
-                cmd.run();
-                cmStepDone();
-                work++;
-            }
+            int work = cmProxy.drain(runCommand);
             work += noticeDisconnects();
             if ((cmCycles++ & 7) == 0) {
                 work += destroyIdsAwaitingPort(); // a sysfs read every 8th cycle (~200 ms), only while ids wait
@@ -2084,7 +2084,7 @@ public final class RdmaTransport implements Transport {
                     watched.remove(i);
                 } else if (c.established && c.cmId.takeDisconnected()) {
                     watched.remove(i);
-                    pollerCommands.offer(() -> poller().fail(c, null));
+                    pollerProxy.fail(c);
                     n++;
                 }
             }
@@ -2145,7 +2145,7 @@ public final class RdmaTransport implements Transport {
                 byNode.remove(req.nodeId());
                 watched.remove(existing);
                 connectionsReplaced++;
-                pollerCommands.offer(() -> poller().fail(existing, null));
+                pollerProxy.fail(existing);
             }
             Connection c = null;
             cmStep("accepting", peer);
@@ -2167,7 +2167,7 @@ public final class RdmaTransport implements Transport {
                 byNode.put(req.nodeId(), c);
                 watched.add(c);
                 Connection added = c;
-                pollerCommands.offer(() -> poller().addConnection(added));
+                pollerProxy.addConnection(added);
             } catch (RuntimeException e) {
                 if (c != null) {
                     destroy(c);
@@ -2247,7 +2247,7 @@ public final class RdmaTransport implements Transport {
                 byNode.put(rep.nodeId(), c);
                 watched.add(c);
                 Connection added = c;
-                pollerCommands.offer(() -> poller().addConnection(added));
+                pollerProxy.addConnection(added);
                 DialFailures failed = dialFailures.remove(seed);
                 if (failed != null) {
                     LOG.info("rdma transport of bus '{}': connected to {} after {} failed attempt(s)", context.busName(), peer, failed.inARow);

@@ -1,0 +1,88 @@
+package io.rdmabus.rdma.transport;
+
+import java.util.function.Consumer;
+
+/**
+ * Commands to the rdma transport's poller agent, the only thread that runs them ({@link #drain}).
+ *
+ * <p>Callers: the cm agent thread ({@link #addConnection}, {@link #fail} of a connection it saw disconnect or replaced),
+ * publisher threads ({@link #fail} of a connection a send failed on), application threads through
+ * {@link RdmaTransport} ({@link #run}: adding and removing local subscriptions, the goodbye at close) and a test-hook
+ * timer thread ({@link #run}). The poller takes at most {@link #COMMAND_LIMIT} commands per duty cycle, so a burst of
+ * commands cannot starve completion polling.
+ *
+ * <p>Never drops a command silently and never blocks its caller: see {@link CommandQueue} (a bounded queue, then a
+ * counted overflow; the cm agent offers here while the poller offers to {@link CmAgentProxy}, so neither may wait for
+ * room). {@link #proxyFails()} counts the commands that did not fit the bounded queue; {@link #discarded()} those
+ * dropped because the poller had stopped for good (the transport closed).
+ */
+final class PollerProxy {
+    /** Commands the bounded queue holds before the overflow takes them. */
+    static final int CAPACITY = 1024;
+    /** Commands the poller runs per duty cycle at most. */
+    static final int COMMAND_LIMIT = 32;
+    private static final Consumer<Runnable> RUN = Runnable::run;
+
+    private final CommandQueue queue;
+    private final Consumer<Connection> fail;
+    private final Consumer<Connection> addConnection;
+
+    /**
+     * @param name          for the log
+     * @param fail          the poller's "tear this connection down" (no cause), run on the poller
+     * @param addConnection the poller's "start serving this established connection", run on the poller
+     */
+    PollerProxy(final String name, final Consumer<Connection> fail, final Consumer<Connection> addConnection) {
+        this(name, CAPACITY, fail, addConnection);
+    }
+
+    PollerProxy(final String name, final int capacity, final Consumer<Connection> fail, final Consumer<Connection> addConnection) {
+        this.queue = new CommandQueue(name, capacity);
+        this.fail = fail;
+        this.addConnection = addConnection;
+    }
+
+    /** The poller tears {@code c} down (any thread). */
+    void fail(final Connection c) {
+        queue.offer(() -> fail.accept(c));
+    }
+
+    /** The poller starts serving the established connection {@code c} (cm thread). */
+    void addConnection(final Connection c) {
+        queue.offer(() -> addConnection.accept(c));
+    }
+
+    /** The poller runs {@code command} (any thread). */
+    void run(final Runnable command) {
+        queue.offer(command);
+    }
+
+    /**
+     * Runs up to {@link #COMMAND_LIMIT} commands (poller thread only).
+     *
+     * @return commands run
+     */
+    int drain() {
+        return queue.drain(RUN, COMMAND_LIMIT);
+    }
+
+    /** @return whether commands wait (racy; the poller looks before it sleeps) */
+    boolean hasCommands() {
+        return queue.hasCommands();
+    }
+
+    /** @return commands that did not fit the bounded queue (they went to the overflow, none was lost) */
+    long proxyFails() {
+        return queue.proxyFails();
+    }
+
+    /** @return commands discarded because the poller had stopped for good */
+    long discarded() {
+        return queue.discarded();
+    }
+
+    /** The poller has stopped for good (close): discards and counts what waits and what comes. */
+    void close() {
+        queue.close();
+    }
+}
