@@ -17,13 +17,12 @@ import java.util.function.IntConsumer;
  * room). {@link #proxyFails()} counts the commands that did not fit the bounded queue; {@link #discarded()} those
  * dropped because the cm agent had stopped for good (the transport closed: it then destroys every connection itself).
  */
-final class CmAgentProxy {
+final class CmAgentProxy extends CommandQueue {
     /** Commands the bounded queue holds before the overflow takes them. */
     static final int CAPACITY = 1024;
     /** Commands the cm agent runs per duty cycle at most. */
     static final int COMMAND_LIMIT = 16;
 
-    private final CommandQueue queue;
     private final Consumer<Connection> destroy;
     private final IntConsumer onSubscribed;
 
@@ -37,24 +36,24 @@ final class CmAgentProxy {
     }
 
     CmAgentProxy(final String name, final int capacity, final Consumer<Connection> destroy, final IntConsumer onSubscribed) {
-        this.queue = new CommandQueue(name, capacity);
+        super(name, capacity);
         this.destroy = destroy;
         this.onSubscribed = onSubscribed;
     }
 
     /** The cm agent disconnects and frees {@code c} (poller thread). */
     void destroy(final Connection c) {
-        queue.offer(() -> destroy.accept(c));
+        offer(() -> destroy.accept(c));
     }
 
     /** The cm agent dials the advertisers of {@code topicId} it knows (any thread). */
     void onSubscribed(final int topicId) {
-        queue.offer(() -> onSubscribed.accept(topicId));
+        offer(() -> onSubscribed.accept(topicId));
     }
 
     /** The cm agent runs {@code command} (any thread). */
     void run(final Runnable command) {
-        queue.offer(command);
+        offer(command);
     }
 
     /**
@@ -64,21 +63,6 @@ final class CmAgentProxy {
      * @return commands run
      */
     int drain(final Consumer<Runnable> handler) {
-        return queue.drain(handler, COMMAND_LIMIT);
-    }
-
-    /** @return commands that did not fit the bounded queue (they went to the overflow, none was lost) */
-    long proxyFails() {
-        return queue.proxyFails();
-    }
-
-    /** @return commands discarded because the cm agent had stopped for good */
-    long discarded() {
-        return queue.discarded();
-    }
-
-    /** The cm agent has stopped for good (close): discards and counts what waits and what comes. */
-    void close() {
-        queue.close();
+        return drain(handler, COMMAND_LIMIT);
     }
 }

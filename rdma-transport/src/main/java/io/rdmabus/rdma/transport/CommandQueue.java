@@ -9,8 +9,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The command queue behind {@link PollerProxy} and {@link CmAgentProxy}: any number of producer threads, one consumer
- * thread (the agent that owns it). It never drops a command silently and never blocks a producer.
+ * The command queue that {@link PollerProxy} and {@link CmAgentProxy} are (each adds its agent's typed commands): any
+ * number of producer threads, one consumer thread (the agent that owns it). It never drops a command silently and never blocks a producer.
  *
  * <p><b>Never drop, never deadlock.</b> A command goes into a bounded {@link ManyToOneConcurrentArrayQueue} (no
  * allocation beyond the command itself) while it has room; when it is full, the command goes into an unbounded
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * the commands still queued and every later offer are discarded and counted in {@link #discarded()}. A producer that
  * offers while {@code close()} runs may leave its command in the queue uncounted; it is not run either.
  */
-final class CommandQueue {
+class CommandQueue {
     private static final Logger LOG = LoggerFactory.getLogger(CommandQueue.class);
 
     private final String name;

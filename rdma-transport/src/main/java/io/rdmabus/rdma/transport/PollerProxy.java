@@ -16,14 +16,13 @@ import java.util.function.Consumer;
  * room). {@link #proxyFails()} counts the commands that did not fit the bounded queue; {@link #discarded()} those
  * dropped because the poller had stopped for good (the transport closed).
  */
-final class PollerProxy {
+final class PollerProxy extends CommandQueue {
     /** Commands the bounded queue holds before the overflow takes them. */
     static final int CAPACITY = 1024;
     /** Commands the poller runs per duty cycle at most. */
     static final int COMMAND_LIMIT = 32;
     private static final Consumer<Runnable> RUN = Runnable::run;
 
-    private final CommandQueue queue;
     private final Consumer<Connection> fail;
     private final Consumer<Connection> addConnection;
 
@@ -37,24 +36,24 @@ final class PollerProxy {
     }
 
     PollerProxy(final String name, final int capacity, final Consumer<Connection> fail, final Consumer<Connection> addConnection) {
-        this.queue = new CommandQueue(name, capacity);
+        super(name, capacity);
         this.fail = fail;
         this.addConnection = addConnection;
     }
 
     /** The poller tears {@code c} down (any thread). */
     void fail(final Connection c) {
-        queue.offer(() -> fail.accept(c));
+        offer(() -> fail.accept(c));
     }
 
     /** The poller starts serving the established connection {@code c} (cm thread). */
     void addConnection(final Connection c) {
-        queue.offer(() -> addConnection.accept(c));
+        offer(() -> addConnection.accept(c));
     }
 
     /** The poller runs {@code command} (any thread). */
     void run(final Runnable command) {
-        queue.offer(command);
+        offer(command);
     }
 
     /**
@@ -63,26 +62,6 @@ final class PollerProxy {
      * @return commands run
      */
     int drain() {
-        return queue.drain(RUN, COMMAND_LIMIT);
-    }
-
-    /** @return whether commands wait (racy; the poller looks before it sleeps) */
-    boolean hasCommands() {
-        return queue.hasCommands();
-    }
-
-    /** @return commands that did not fit the bounded queue (they went to the overflow, none was lost) */
-    long proxyFails() {
-        return queue.proxyFails();
-    }
-
-    /** @return commands discarded because the poller had stopped for good */
-    long discarded() {
-        return queue.discarded();
-    }
-
-    /** The poller has stopped for good (close): discards and counts what waits and what comes. */
-    void close() {
-        queue.close();
+        return drain(RUN, COMMAND_LIMIT);
     }
 }
