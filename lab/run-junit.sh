@@ -15,6 +15,7 @@
 #
 #   RXE_LAB_JAVA_OPTS  extra JVM options for the guests' test JVM (word list)
 #   RXE_LAB_HEAP_OPTS  the test JVM's heap options (default -Xms256m -Xmx256m -Xmn128m: few GCs, see below)
+#   RXE_LAB_JIT_OPTS   the test JVM's JIT options (default with RXE_LAB_CPUS > 1: -XX:-TieredCompilation, see below)
 #   RXE_LAB_ATTEMPTS   runs of a job whose guest JVM the emulator keeps crashing (default 3, see below)
 #   JUNIT_CONSOLE_VERSION  console launcher version (default 1.13.4)
 set -euo pipefail
@@ -121,6 +122,17 @@ common_launcher_args() {
   echo "--class-path=$CLASSPATH_VALUE"
 }
 
+# JIT: a guest with more than one vCPU runs C2 only (-XX:-TieredCompilation). With tiered compilation HotSpot replaces
+# each hot C1-compiled method by its C2 version and patches the old one's entry while other threads may be running
+# it; multi-threaded TCG lets another vCPU run the half-patched bytes, and the guest JVM dies of SIGSEGV or SIGILL at
+# the entry of a C1 method (every emulator crash in lab/README.md; never with one vCPU). C2 only leaves no C1 code to
+# replace. RXE_LAB_JIT_OPTS overrides it (empty: the JVM's default, tiered).
+if [ "${RXE_LAB_CPUS:-1}" -gt 1 ]; then
+  JIT_OPTS=${RXE_LAB_JIT_OPTS--XX:-TieredCompilation}
+else
+  JIT_OPTS=${RXE_LAB_JIT_OPTS-}
+fi
+
 # Class loading and linking dominate JVM start-up under TCG. An AOT cache (JDK 25) of the
 # launcher's own classes, trained on the host by a discovery-only run (a tag no test has),
 # roughly halves launcher start-up. Test classes come from the launcher's own class loader
@@ -128,14 +140,14 @@ common_launcher_args() {
 JDK_ID=$(java -XshowSettings:properties -version 2>&1 | awk '$1 == "java.runtime.version" { print $3 }')
 # The cache only maps when the module options (--add-exports/--add-opens) match the training run's, so the
 # extra options are part of the training and of the cache's name.
-OPTS_ID=$(printf '%s' "${RXE_LAB_JAVA_OPTS:-}" | md5sum | cut -c1-8)
+OPTS_ID=$(printf '%s' "${RXE_LAB_JAVA_OPTS:-} $JIT_OPTS" | md5sum | cut -c1-8)
 AOT=$LAUNCHER_DIR/console-$CONSOLE_VERSION-jdk$JDK_ID-$OPTS_ID.aot
 if [ ! -s "$AOT" ]; then
   echo "run-junit: training the launcher AOT cache $AOT"
   common_launcher_args > "$OUT/launch/aot-training.args"
   echo "--include-tag=rxe-lab-aot-training-matches-nothing" >> "$OUT/launch/aot-training.args"
   (cd "$OUT/launch" && java -XX:-UsePerfData -XX:AOTCacheOutput="$AOT.$$.part" --enable-native-access=ALL-UNNAMED \
-    ${RXE_LAB_JAVA_OPTS:-} -jar "$LAUNCHER" execute @"$OUT/launch/aot-training.args" --details=none) > "$OUT/launch/aot-training.log" 2>&1 || true
+    ${RXE_LAB_JAVA_OPTS:-} $JIT_OPTS -jar "$LAUNCHER" execute @"$OUT/launch/aot-training.args" --details=none) > "$OUT/launch/aot-training.log" 2>&1 || true
   if [ -s "$AOT.$$.part" ]; then mv "$AOT.$$.part" "$AOT"; else echo "run-junit: no AOT cache (see $OUT/launch/aot-training.log)"; fi
 
 fi
@@ -146,7 +158,7 @@ HEAP_OPTS=${RXE_LAB_HEAP_OPTS:--Xms256m -Xmx256m -Xmn128m}
 {
   echo "--enable-native-access=ALL-UNNAMED"
   [ -s "$AOT" ] && echo "-XX:AOTCache=$AOT"
-  for o in $HEAP_OPTS; do echo "$o"; done
+  for o in $HEAP_OPTS $JIT_OPTS; do echo "$o"; done
   for o in ${RXE_LAB_JAVA_OPTS:-}; do echo "$o"; done
 } > "$OUT/launch/jvm.args"
 # launcher_args <guest>: the console launcher's arguments for that guest (the same for all without --class-on)
