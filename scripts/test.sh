@@ -5,8 +5,8 @@
 #  2. The rxe lab: real verbs tests inside QEMU guests with soft-RoCE (needs root and QEMU; lab/setup.sh installs it).
 #     Without root it is reported loudly as SKIPPED, never as passed; with CI=true a skip is a failure.
 # Ends with the time each stage took and the total, then one closing line: "tests: N passed, N failed, N skipped".
-# Budget: CI runs this (no option) on a fresh machine and must finish within 45 minutes (about 35 measured: Maven ~4,
-# lab set-up ~2, lab runs ~20, short soak ~12). Suites that do not fit go behind --long.
+# Budget: CI runs this (no option) on a fresh machine and must finish within 45 minutes (27 measured: Maven ~4,
+# lab set-up under 1, lab runs ~15, short soak ~9; README's test section). Suites that do not fit go behind --long.
 # Options: --no-lab (Maven build only; the lab is then counted as skipped), --lab-only,
 #          --long (adds what does not fit CI's budget: the rdma TCK with BEST_EFFORT over UD multicast, the connect/close
 #          loop x1000 instead of x200, and the 30-minute soak instead of the short one; about 50 more minutes).
@@ -157,7 +157,7 @@ if [ "$run_lab" = 1 ]; then
             [ "$lab_skip_reason" = "" ] && run_lab "connect/close loop x200, 1 guest" --module soak-tests --guests 1 --timeout-s 1800 \
                 --class io.rdmabus.soak.ConnectLoopRxeTest
         fi
-        # The short soak profile (issue 6; about 15-18 min): publisher + 2 subscriber guests, kill -9 of a subscriber
+        # The short soak profile (issue 6; about 9-10 min): publisher + 2 subscriber guests, kill -9 of a subscriber
         # and of the publisher, NIC down/up, netem, an unauthenticated peer; its one-line verdict counts as one test.
         # The NIC-fault stall that kept it out of CI was rxe's (lab/selftest/linkflap-cm.sh, docs/rdma-transport.md).
         if [ "$long" = 1 ]; then

@@ -18,6 +18,7 @@ import io.rdmabus.SubscribeOptions;
 import io.rdmabus.Topic;
 import io.rdmabus.TransportException;
 import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.AgentThreads;
 import io.rdmabus.spi.Discovery;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportContext;
@@ -68,7 +69,7 @@ public final class DefaultBus implements Bus {
         transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery));
         this.deliveryAgent = new DeliveryAgent(name);
         this.deliveryRunner = new AgentRunner(idleStrategies.get(), this::onAgentError, null, deliveryAgent);
-        AgentRunner.startOnThread(deliveryRunner);
+        AgentThreads.start(deliveryRunner);
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
     }
 

@@ -17,6 +17,7 @@ import io.rdmabus.rdma.verbs.RdmaConnectException;
 import io.rdmabus.rdma.verbs.VerbsContext;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
+import io.rdmabus.spi.AgentThreads;
 import io.rdmabus.spi.RetentionExceededException;
 import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
@@ -401,8 +402,8 @@ public final class RdmaTransport implements Transport {
                 LOG.debug(warning, ctx.busName(), bindIp, listenPort, AuthConfig.SECRET_FILE, AuthConfig.SECRET, AuthConfig.SECRET);
             }
         }
-        AgentRunner.startOnThread(pollerRunner);
-        AgentRunner.startOnThread(cmRunner);
+        AgentThreads.start(pollerRunner);
+        AgentThreads.start(cmRunner);
         started = true;
     }
 

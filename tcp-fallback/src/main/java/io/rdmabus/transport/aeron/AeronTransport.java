@@ -24,6 +24,7 @@ import io.aeron.exceptions.AeronException;
 import io.rdmabus.Delivery;
 import io.rdmabus.TransportException;
 import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.AgentThreads;
 import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.Transport;
@@ -152,7 +153,7 @@ public final class AeronTransport implements Transport {
         controlEndpoints = List.copyOf(endpoints);
         receiveAgent = new ReceiveAgent(threadName("receiver", bus));
         receiveRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, receiveAgent);
-        AgentRunner.startOnThread(receiveRunner);
+        AgentThreads.start(receiveRunner);
         started = true;
         LOG.info("bus {}: {} started (driver dir {}, {}, channel {})", bus, name, aeronDir,
             driver == null ? "external driver" : (config.dedicatedThreads() ? "dedicated" : "shared") + " driver threading",
