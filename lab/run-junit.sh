@@ -188,11 +188,13 @@ fi
 # java.base method that does not touch memory through Unsafe or a MemorySegment, so no FFM bug of ours can land there).
 # Under multi-threaded TCG that happened in 3 of ~18 two-vCPU runs, never with one vCPU (lab/README.md). Agrona's
 # AgentRunner (plain Java around our agents) counts too: SIGSEGV at +0x22 of its C1-compiled doWork on 2026-11-22
-# (junit-rdma-transport-20261122-104312-8161). So does a crash at the entry of any C1-compiled method (pc at most
+# (junit-rdma-transport-20261122-104312-8161). So does a crash at the entry of any compiled method, C1 or C2 (pc at most
 # 0x30 bytes into it, where HotSpot re-patches the nmethod entry barrier): all nine crashes so far were there, JDK
 # methods and ours alike, and two threads faulted at once in the last one (SIGSEGV at +0x20 of QueuePair.postSend,
 # junit-rdma-transport-20261122-132238-12482); a use-after-free of ours would fault in native code or at a load in a
-# method's body. Any other crash in our frames still fails the run, and so does a second crash.
+# method's body. With C2 only in multi-vCPU guests (above) a C2 method's entry crashed the same way: SIGILL at +0x15 of
+# C2 Poller.doWork, its bytes there the entry barrier's cmp [r15+0x20] (junit-rdma-transport-20261125-195930-9501).
+# Any other crash in our frames still fails the run, and so does a second crash.
 emulator_crash() {
   local i frame off
   for i in $(seq 1 "$GUESTS"); do
@@ -205,8 +207,8 @@ emulator_crash() {
       return 0
     fi
     off=$(printf '%s\n' "$frame" | grep -o '+0x[0-9a-f]*\]$' | tr -dc '0-9a-f' | sed 's/^0*//')
-    if printf '%s\n' "$frame" | grep -q ' c1 ' && [ $(( 16#${off:-0} )) -le 48 ]; then
-      echo "guest$i (at the entry of a C1-compiled method)"
+    if printf '%s\n' "$frame" | grep -q -E ' c[12] ' && [ $(( 16#${off:-0} )) -le 48 ]; then
+      echo "guest$i (at the entry of a compiled method)"
       return 0
     fi
   done
