@@ -94,8 +94,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         this.options = options;
         this.backpressure = !emitsOnWorker(topic, options);
         this.maxFrameLength = maxFrameLength;
-        this.ring = RingBuffer.create(ProducerType.MULTI, FrameEvent::new, options.ringSize(),
-            new com.lmax.disruptor.BlockingWaitStrategy());
+        this.ring = RingBuffer.create(ProducerType.MULTI, FrameEvent::new, options.ringSize(), PolledRingWaitStrategy.INSTANCE);
         this.poller = ring.newPoller();
         ring.addGatingSequences(poller.getSequence());
         this.dropOldest = !backpressure && options.policy() == SlowConsumerPolicy.DROP_OLDEST ? new ArrayDeque<>(options.bufferSize()) : null;
