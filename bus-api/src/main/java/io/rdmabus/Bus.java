@@ -2,6 +2,7 @@ package io.rdmabus;
 
 import org.reactivestreams.Publisher;
 
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -53,6 +54,23 @@ public interface Bus extends AutoCloseable {
     <T> Flux<Received<T>> subscribeReceived(Topic<T> topic, SubscribeOptions<T> options);
 
     /**
+     * A zero-copy subscription: {@code handler} reads every message of {@code topic} in place, in the transport's receive
+     * buffer, on the transport's receiving thread, with no copy, no queue and no allocation by the bus (see
+     * {@link MessageHandler} for what that asks of the handler). Messages are whole (fragments reassembled), in order per
+     * publisher session, with the same sequence rule and loss accounting as {@link #subscribeReceived}; a reliable topic
+     * stays lossless, its publishers held back while the handler runs. An exception from the handler is reported to the
+     * bus's error handler (logged and counted) and the message counts as delivered. {@link #subscribe} keeps its copying,
+     * demand-driven semantics.
+     *
+     * @param topic   the topic
+     * @param handler called for each message
+     * @return dispose to stop the subscription
+     */
+    default Disposable subscribeInPlace(final Topic<?> topic, final MessageHandler handler) {
+        throw new BusException(getClass().getSimpleName() + " does not support in-place subscriptions");
+    }
+
+    /**
      * Publishes every value of {@code values} under a new publisher session, requesting from {@code values} only
      * as fast as the transport takes them (reliable: as fast as the slowest subscriber). Reliable topics wait for a
      * subscriber before the first value; best-effort values with no subscriber are dropped and counted. The work runs
@@ -72,6 +90,18 @@ public interface Bus extends AutoCloseable {
      * @return a new imperative publication with its own session
      */
     <T> BusPublication<T> publication(Topic<T> topic);
+
+    /**
+     * For a bus built with {@link ThreadingMode#INVOKER}: runs one duty cycle of the bus's agents on the calling thread
+     * (receive what the transport has, deliver it to subscribers with demand, run pending commands). Call it in the
+     * application's loop; one thread at a time (a call while another thread is inside one returns 0 at once).
+     *
+     * @return the work done (0: nothing to do; idle as the application sees fit)
+     * @throws BusException if the bus runs its agents on its own threads
+     */
+    default int doWork() {
+        throw new BusException("doWork() is for a bus built with threadingMode(ThreadingMode.INVOKER)");
+    }
 
     /** @return the transport's name, e.g. {@code "aeron-udp"} */
     String transportName();

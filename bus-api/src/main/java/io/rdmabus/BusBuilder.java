@@ -27,6 +27,7 @@ public final class BusBuilder {
     private final Map<String, String> transportProperties = new HashMap<>();
     private Discovery discovery = StaticSeedDiscovery.none();
     private String idleStrategy = "backoff";
+    private ThreadingMode threadingMode = ThreadingMode.SHARED;
 
     BusBuilder() {
     }
@@ -73,6 +74,15 @@ public final class BusBuilder {
     }
 
     /**
+     * @param mode which threads run the bus's agents (default {@link ThreadingMode#SHARED}; see {@link ThreadingMode})
+     * @return this
+     */
+    public BusBuilder threadingMode(final ThreadingMode mode) {
+        this.threadingMode = mode;
+        return this;
+    }
+
+    /**
      * @return a started bus
      * @throws BusConfigurationException for bad settings or when no transport is available
      */
@@ -83,10 +93,13 @@ public final class BusBuilder {
         if (discovery == null) {
             throw new BusConfigurationException("discovery is null: use StaticSeedDiscovery.none() when transports need none");
         }
+        if (threadingMode == null) {
+            throw new BusConfigurationException("threadingMode is null: use DEDICATED, SHARED or INVOKER");
+        }
         final var idle = IdleStrategies.supplier(idleStrategy);
         final Transport chosen = transport != null ? transport : createTransport();
         LOG.info("bus {}: transport {}", name, chosen.name());
-        return new DefaultBus(name, chosen, idle, discovery);
+        return new DefaultBus(name, chosen, idle, discovery, threadingMode);
     }
 
     private Transport createTransport() {

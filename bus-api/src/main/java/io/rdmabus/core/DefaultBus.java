@@ -1,11 +1,13 @@
 package io.rdmabus.core;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.rdmabus.Bus;
@@ -13,13 +15,19 @@ import io.rdmabus.BusConfigurationException;
 import io.rdmabus.BusException;
 import io.rdmabus.BusPublication;
 import io.rdmabus.BusStats;
+import io.rdmabus.MessageHandler;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
+import io.rdmabus.SubscriptionStats;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.TransportException;
 import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.AgentHost;
 import io.rdmabus.spi.AgentThreads;
+import io.rdmabus.spi.DedicatedAgentHost;
 import io.rdmabus.spi.Discovery;
+import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportContext;
 import io.rdmabus.spi.TransportPublication;
@@ -30,6 +38,7 @@ import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
@@ -44,11 +53,17 @@ public final class DefaultBus implements Bus {
     private final String name;
     private final Transport transport;
     private final Supplier<IdleStrategy> idleStrategies;
+    private final ThreadingMode threadingMode;
     private final DeliveryAgent deliveryAgent;
-    private final AgentRunner deliveryRunner;
+    /** SHARED and INVOKER: runs the delivery agent and the transport's hosted agents; DEDICATED: null. */
+    private final SharedAgent sharedAgent;
+    /** SHARED: the shared agent's thread; otherwise null. */
+    private final AgentRunner sharedRunner;
+    private final HostedAgent delivery;
     /** Emits for drop-oldest/conflating subscriptions, so their slow subscribers never stop the ring being drained. */
     private final Scheduler emitScheduler;
     private final List<SubscriptionChannel<?>> channels = new CopyOnWriteArrayList<>();
+    private final List<InPlaceSubscription> inPlace = new CopyOnWriteArrayList<>();
     private final List<DefaultPublication<?>> publications = new CopyOnWriteArrayList<>();
     private final Map<Integer, String> topicNamesById = new ConcurrentHashMap<>();
     private final AtomicLong published = new AtomicLong();
@@ -63,13 +78,44 @@ public final class DefaultBus implements Bus {
      * @param discovery      handed to the transport
      */
     public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery) {
+        this(name, transport, idleStrategies, discovery, ThreadingMode.DEDICATED);
+    }
+
+    /**
+     * @param name           bus name
+     * @param transport      an unstarted transport this bus owns
+     * @param idleStrategies idle strategy for every agent thread
+     * @param discovery      handed to the transport
+     * @param threadingMode  which threads run the delivery agent and the transport's hosted agents
+     */
+    public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery,
+                      final ThreadingMode threadingMode) {
         this.name = name;
         this.transport = transport;
         this.idleStrategies = idleStrategies;
-        transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery));
+        this.threadingMode = threadingMode;
         this.deliveryAgent = new DeliveryAgent(name);
-        this.deliveryRunner = new AgentRunner(idleStrategies.get(), this::onAgentError, null, deliveryAgent);
-        AgentThreads.start(deliveryRunner);
+        final AgentHost host;
+        if (threadingMode == ThreadingMode.DEDICATED) {
+            sharedAgent = null;
+            sharedRunner = null;
+            host = new DedicatedAgentHost(idleStrategies, this::onAgentError);
+        } else {
+            final boolean invoker = threadingMode == ThreadingMode.INVOKER;
+            sharedAgent = new SharedAgent("rdma-bus-shared-" + name, invoker, this::onAgentError);
+            sharedRunner = invoker ? null : new AgentRunner(idleStrategies.get(), this::onAgentError, null, sharedAgent);
+            if (sharedRunner != null) {
+                AgentThreads.start(sharedRunner);
+            }
+            host = sharedAgent;
+        }
+        try {
+            transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery, host));
+        } catch (final RuntimeException ex) {
+            stopSharedAgent();
+            throw ex;
+        }
+        this.delivery = host.host(deliveryAgent);
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
     }
 
@@ -105,7 +151,10 @@ public final class DefaultBus implements Bus {
         if (topic == null || options == null) {
             throw new BusConfigurationException("subscribe needs a topic and options (SubscribeOptions.defaults())");
         }
-        return Flux.create(sink -> {
+        // A back-pressure subscription is signalled by one thread at a time (the one delivering: its agent's), so it needs
+        // none of Flux.create's serialisation (two atomic operations per value); a policy subscription emits on its worker
+        // while the agent may complete it, so it keeps it.
+        final Consumer<FluxSink<Received<T>>> attach = sink -> {
             try {
                 checkOpen();
                 register(topic);
@@ -133,7 +182,29 @@ public final class DefaultBus implements Bus {
                     deliveryAgent.remove(channel);
                 }
             });
-        }, FluxSink.OverflowStrategy.ERROR);
+        };
+        return SubscriptionChannel.emitsOnWorker(topic, options)
+            ? Flux.create(attach, FluxSink.OverflowStrategy.ERROR)
+            : Flux.push(attach, FluxSink.OverflowStrategy.ERROR);
+    }
+
+    @Override
+    public Disposable subscribeInPlace(final Topic<?> topic, final MessageHandler handler) {
+        if (topic == null || handler == null) {
+            throw new BusConfigurationException("subscribeInPlace needs a topic and a handler");
+        }
+        checkOpen();
+        register(topic);
+        final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
+        final InPlaceSubscription subscription = new InPlaceSubscription(topic, maxFrame, handler, this::onAgentError, inPlace::remove);
+        inPlace.add(subscription);
+        try {
+            subscription.transportSubscription = transport.addSubscription(topic.descriptor(), subscription);
+        } catch (final RuntimeException ex) {
+            inPlace.remove(subscription);
+            throw ex;
+        }
+        return subscription;
     }
 
     @Override
@@ -193,13 +264,38 @@ public final class DefaultBus implements Bus {
     }
 
     @Override
+    public int doWork() {
+        if (sharedAgent == null || sharedRunner != null) {
+            throw new BusException("Bus '" + name + "' runs its agents on its own threads (ThreadingMode." + threadingMode
+                + "): doWork() is for a bus built with threadingMode(ThreadingMode.INVOKER)");
+        }
+        return sharedAgent.doWork();
+    }
+
+    /** @return the threading mode */
+    public ThreadingMode threadingMode() {
+        return threadingMode;
+    }
+
+    private void stopSharedAgent() {
+        if (sharedRunner != null) {
+            sharedRunner.close(); // its last act closes every agent still hosted
+        } else if (sharedAgent != null) {
+            sharedAgent.onClose();
+        }
+    }
+
+    @Override
     public String transportName() {
         return transport.name();
     }
 
     @Override
     public BusStats stats() {
-        return new BusStats(transport.name(), channels.stream().map(SubscriptionChannel::stats).toList(), published.get(),
+        final List<SubscriptionStats> subscriptions = new ArrayList<>();
+        channels.forEach(channel -> subscriptions.add(channel.stats()));
+        inPlace.forEach(subscription -> subscriptions.add(subscription.stats()));
+        return new BusStats(transport.name(), List.copyOf(subscriptions), published.get(),
             droppedNotConnected.get(), transport.counters());
     }
 
@@ -226,9 +322,11 @@ public final class DefaultBus implements Bus {
         for (final SubscriptionChannel<?> channel : channels) {
             channel.close();
         }
-        deliveryRunner.close(); // runs DeliveryAgent.onClose on its thread: completes every subscriber
+        inPlace.forEach(InPlaceSubscription::dispose);
+        delivery.close(); // runs DeliveryAgent.onClose on the thread that ran it: completes every subscriber
         emitScheduler.dispose();
-        transport.close();
+        transport.close(); // INVOKER: waits for its hosted agents by running cycles on this thread
+        stopSharedAgent();
         channels.clear();
         LOG.info("bus {} closed ({} agent errors)", name, agentErrors.get());
     }

@@ -19,15 +19,10 @@ import io.rdmabus.SubscribeOptions;
 import io.rdmabus.SubscriptionStats;
 import io.rdmabus.Topic;
 import io.rdmabus.codec.CodecException;
-import io.rdmabus.frame.FrameHeader;
-import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TransportSubscription;
 
 import org.agrona.DirectBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Int2IntHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import reactor.core.publisher.FluxSink;
 import reactor.core.scheduler.Scheduler;
@@ -43,21 +38,14 @@ import reactor.core.scheduler.Scheduler;
  *
  * @param <T> value type
  */
-final class SubscriptionChannel<T> implements SubscriptionSink {
-    private static final Logger LOG = LoggerFactory.getLogger(SubscriptionChannel.class);
+final class SubscriptionChannel<T> extends FrameReceiver {
     private static final int DELIVERY_BATCH = 256;
-    private static final long LOG_FIRST_N = 10;
-    private static final long LOG_EVERY_N = 1000;
 
-    final Topic<T> topic;
+    private final Topic<T> typedTopic;
     private final SubscribeOptions<T> options;
     private final boolean backpressure;
-    private final int maxFrameLength;
     private final RingBuffer<FrameEvent> ring;
     private final EventPoller<FrameEvent> poller;
-
-    // receive thread only
-    private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
 
     // delivery agent, and the emitting worker under policyLock
     private final Object policyLock = new Object();
@@ -71,12 +59,8 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     private long deliverBudget;
     private int drainedEvents;
 
-    private final AtomicLong framesReceived = new AtomicLong();
+    /** Written by the one thread that emits (the delivery agent, or the policy worker), one at a time. */
     private final AtomicLong delivered = new AtomicLong();
-    private final AtomicLong malformed = new AtomicLong();
-    private final AtomicLong gaps = new AtomicLong();
-    private final AtomicLong dropped = new AtomicLong();
-    private final AtomicLong duplicates = new AtomicLong();
 
     volatile FluxSink<Received<T>> sink;
     /** The sink read once by {@link #deliver()} for the current drain, so a concurrent dispose cannot null it mid-drain. */
@@ -84,16 +68,15 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     volatile TransportSubscription transportSubscription;
     private volatile Throwable transportError;
     private volatile boolean terminated;
-    private volatile boolean closed;
 
     /**
      * @param emitter where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
      */
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter) {
-        this.topic = topic;
+        super(topic, maxFrameLength);
+        this.typedTopic = topic;
         this.options = options;
         this.backpressure = !emitsOnWorker(topic, options);
-        this.maxFrameLength = maxFrameLength;
         this.ring = RingBuffer.create(ProducerType.MULTI, FrameEvent::new, options.ringSize(), PolledRingWaitStrategy.INSTANCE);
         this.poller = ring.newPoller();
         ring.addGatingSequences(poller.getSequence());
@@ -108,182 +91,31 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     // ---------------------------------------------------------------- receive side (transport thread)
 
     @Override
-    public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
-        if (closed) {
-            return CONTINUE;
-        }
-        final int validity = FrameHeader.validate(buffer, offset, length, maxFrameLength);
-        if (validity != FrameHeader.VALID) {
-            countMalformed(FrameHeader.describe(validity), length);
-            return CONTINUE;
-        }
-        final int topicId = FrameHeader.topicId(buffer, offset);
-        if (topicId != topic.topicId()) {
-            countMalformed("topic id " + topicId + " is not " + topic.name() + "'s " + topic.topicId(), length);
-            return CONTINUE;
-        }
-        final int sessionId = FrameHeader.sessionId(buffer, offset);
-        SessionState session = sessions.get(sessionId);
-        if (session == null) {
-            session = new SessionState();
-            sessions.put(sessionId, session);
-        }
-        // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
-        final long sequence = FrameHeader.sequence(buffer, offset);
-        final long expected = session.nextSequence;
-        final long gap;
-        if (expected < 0) {
-            gap = 0; // the session's first frame sets the expectation: joining a stream mid-way has lost nothing
-        } else if (session.suspectSequence >= 0 && sequence == session.suspectSequence + 1) {
-            gap = sequence - expected; // the suspect is confirmed: the stream moved on, and the suspect is among the lost
-        } else if (sequence < expected) {
-            decideSuspect(session, sessionId, sequence);
-            duplicates.incrementAndGet();
-            return CONTINUE;
-        } else {
-            gap = sequence - expected;
-            if (gap > 0 && (topic.delivery() == Delivery.RELIABLE || gap > FrameHeader.BEST_EFFORT_GAP_BOUND)) {
-                // a jump the session's next frame must confirm: dropped for now, the expectation stays
-                decideSuspect(session, sessionId, sequence);
-                session.suspectSequence = sequence;
-                return CONTINUE;
-            }
-        }
-        final int flags = FrameHeader.flags(buffer, offset);
-        final boolean end = (flags & FrameHeader.FLAG_END) != 0;
-
-        long slot = -1;
-        if (end) {
-            try {
-                slot = ring.tryNext();
-            } catch (final InsufficientCapacityException ex) {
-                if (topic.delivery() == Delivery.RELIABLE) {
-                    return BACK_PRESSURE; // nothing consumed, no state changed; the transport offers this frame again later
-                }
-                // best effort never slows the publisher: the datagram is dropped here, counted and reported
-                decideSuspect(session, sessionId, sequence);
-                framesReceived.incrementAndGet();
-                dropped.incrementAndGet();
-                recordGap(session, gap);
-                session.lostPending++;
-                session.reassemblyLength = -1;
-                session.nextSequence = sequence + 1;
-                return CONTINUE;
-            }
-        }
-        decideSuspect(session, sessionId, sequence);
-        framesReceived.incrementAndGet();
-        recordGap(session, gap);
-        session.nextSequence = sequence + 1;
-        final int payloadOffset = offset + FrameHeader.LENGTH;
-        final int payloadLength = length - FrameHeader.LENGTH;
-        final long timestampNs = FrameHeader.timestampNs(buffer, offset);
-        final boolean begin = (flags & FrameHeader.FLAG_BEGIN) != 0;
-
-        // A message broken by missing frames counts once: a gap already counted its frames as lost.
-        if (begin && end) {
-            if (session.reassemblyLength >= 0) {
-                if (gap == 0) {
-                    session.lostPending++; // a fragmented message lost its tail
-                }
-                session.reassemblyLength = -1;
-            }
-            publish(slot, session, buffer, payloadOffset, payloadLength, sessionId, sequence, timestampNs);
-            return CONTINUE;
-        }
-        if (begin) {
-            if (session.reassemblyLength >= 0 && gap == 0) {
-                session.lostPending++;
-            }
-            session.reassemblyLength = 0;
-            session.reassemblyFirstSequence = sequence;
-            session.reassemblyTimestampNs = timestampNs;
-        } else if (session.reassemblyLength < 0 || gap > 0) {
-            // a middle or end fragment without its beginning: the gap already counted the loss, or we joined
-            // the stream in the middle of a message, which is no loss
-            session.reassemblyLength = -1;
-            skip(slot);
-            return CONTINUE;
-        }
-        if (session.reassemblyLength + payloadLength > topic.maxMessageLength()) {
-            countMalformed("reassembled message exceeds maxMessageLength " + topic.maxMessageLength(), length);
-            session.lostPending++;
-            session.reassemblyLength = -1;
-            skip(slot);
-            return CONTINUE;
-        }
-        session.reassembly.putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
-        session.reassemblyLength += payloadLength;
-        if (end) {
-            final int messageLength = session.reassemblyLength;
-            session.reassemblyLength = -1;
-            publish(slot, session, session.reassembly, 0, messageLength, sessionId, session.reassemblyFirstSequence,
-                session.reassemblyTimestampNs);
-        }
-        return CONTINUE;
-    }
-
-    /**
-     * The session's frame after a suspect decides it: {@code sequence} one past the suspect confirms the jump (the caller
-     * counts it in the gap); any other sequence means the suspect was corrupt: counted as malformed. Either way the
-     * session has no suspect afterwards. No allocation unless it logs.
-     */
-    private void decideSuspect(final SessionState session, final int sessionId, final long sequence) {
-        final long suspect = session.suspectSequence;
-        if (suspect < 0) {
-            return;
-        }
-        session.suspectSequence = -1;
-        if (sequence != suspect + 1) {
-            final long n = malformed.incrementAndGet();
-            if (n <= LOG_FIRST_N || n % LOG_EVERY_N == 0) {
-                LOG.warn("topic {}: dropped malformed frame #{}: session {} sequence {} jumped ahead of the expected {} and the "
-                    + "session's next frame ({}) did not follow it", topic.name(), n, Integer.toHexString(sessionId), suspect,
-                    session.nextSequence, sequence);
-            }
+    long tryClaim() {
+        try {
+            return ring.tryNext();
+        } catch (final InsufficientCapacityException ex) {
+            return NO_ROOM;
         }
     }
 
-    private void recordGap(final SessionState session, final long gap) {
-        if (gap > 0) {
-            // saturating: a confirmed jump can be near 2^63 (two consecutive frames forged alike), and a counter that
-            // wraps negative lies
-            gaps.accumulateAndGet(gap, SubscriptionChannel::saturatedAdd);
-            session.lostPending = saturatedAdd(session.lostPending, gap);
-        }
-    }
-
-    private static long saturatedAdd(final long a, final long b) {
-        final long sum = a + b;
-        return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
-    }
-
-    private void publish(final long slot, final SessionState session, final DirectBuffer src, final int srcOffset, final int length,
-                         final int sessionId, final long sequence, final long timestampNs) {
+    @Override
+    void publish(final long slot, final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
+                 final long timestampNs, final long lostBefore) {
         final FrameEvent event = ring.get(slot);
         event.payload.putBytes(0, src, srcOffset, length);
         event.length = length;
         event.sessionId = sessionId;
         event.sequence = sequence;
         event.timestampNs = timestampNs;
-        event.lostBefore = session.lostPending;
-        session.lostPending = 0;
+        event.lostBefore = lostBefore;
         ring.publish(slot);
     }
 
-    /** A claimed slot that carries no message (its fragments were lost): the consumer skips it. */
-    private void skip(final long slot) {
-        if (slot >= 0) {
-            ring.get(slot).length = -1;
-            ring.publish(slot);
-        }
-    }
-
-    private void countMalformed(final String why, final int length) {
-        final long n = malformed.incrementAndGet();
-        if (n <= LOG_FIRST_N || n % LOG_EVERY_N == 0) {
-            LOG.warn("topic {}: dropped malformed frame #{} ({} bytes): {}", topic.name(), n, length, why);
-        }
+    @Override
+    void skip(final long slot) {
+        ring.get(slot).length = -1;
+        ring.publish(slot);
     }
 
     @Override
@@ -359,7 +191,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
                 if (next == null) {
                     break;
                 }
-                delivered.incrementAndGet();
+                increment(delivered);
                 out.next(next);
             }
         } finally {
@@ -386,7 +218,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         }
         final T value;
         try {
-            value = topic.codec().decode(event.payload, 0, event.length);
+            value = typedTopic.codec().decode(event.payload, 0, event.length);
         } catch (final CodecException | IndexOutOfBoundsException ex) {
             countMalformed("payload does not decode with codec " + topic.codec().name() + ": " + ex.getMessage(), event.length);
             carry(event.sessionId, 1 + event.lostBefore);
@@ -459,12 +291,10 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
             received.timestampNs(), received.lostBefore() + carried);
     }
 
+    /** Back-pressure subscriptions only: their carried losses are written by this thread alone, so no lock. */
     private void emit(final FluxSink<Received<T>> out, final Received<T> received) {
-        final Received<T> toEmit;
-        synchronized (policyLock) {
-            toEmit = withCarriedLoss(received);
-        }
-        delivered.incrementAndGet();
+        final Received<T> toEmit = withCarriedLoss(received);
+        increment(delivered);
         out.next(toEmit);
     }
 

@@ -7,10 +7,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.aeron.Aeron;
@@ -24,7 +22,7 @@ import io.aeron.exceptions.AeronException;
 import io.rdmabus.Delivery;
 import io.rdmabus.TransportException;
 import io.rdmabus.frame.FrameHeader;
-import io.rdmabus.spi.AgentThreads;
+import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.Transport;
@@ -35,7 +33,6 @@ import io.rdmabus.spi.TransportSubscription;
 
 import org.agrona.CloseHelper;
 import org.agrona.IoUtil;
-import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.status.CountersReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,7 +71,8 @@ public final class AeronTransport implements Transport {
     private String aeronDir;
     private Aeron aeron;
     private ReceiveAgent receiveAgent;
-    private AgentRunner receiveRunner;
+    /** Where the bus runs the receive agent (its threading mode); null before start. */
+    private HostedAgent receiveHost;
     private List<String> controlEndpoints = List.of();
     private volatile boolean started;
     private volatile boolean closed;
@@ -152,8 +150,8 @@ public final class AeronTransport implements Transport {
         endpoints.addAll(ctx.discovery().endpoints(name));
         controlEndpoints = List.copyOf(endpoints);
         receiveAgent = new ReceiveAgent(threadName("receiver", bus));
-        receiveRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null, receiveAgent);
-        AgentThreads.start(receiveRunner);
+        receiveHost = ctx.agentHost().host(receiveAgent);
+        receiveAgent.hostedAs(receiveHost);
         started = true;
         LOG.info("bus {}: {} started (driver dir {}, {}, channel {})", bus, name, aeronDir,
             driver == null ? "external driver" : (config.dedicatedThreads() ? "dedicated" : "shared") + " driver threading",
@@ -372,56 +370,50 @@ public final class AeronTransport implements Transport {
      * driver terminates the client for good.
      */
     private <T> T onAgent(final java.util.function.Supplier<T> operation) {
-        if (receiveRunner == null || receiveRunner.isClosed() || receiveAgent.isAgentThread()) {
+        if (receiveHost == null || receiveHost.isClosed() || receiveAgent.isAgentThread()) {
             return operation.get();
         }
         final java.util.concurrent.CompletableFuture<T> done = receiveAgent.call(operation);
-        boolean interrupted = false;
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_TIMEOUT_MS);
+        if (!waitFor(done)) {
+            throw new TransportException(name + ": the receive agent did not run a control operation within " + COMMAND_TIMEOUT_MS
+                + " ms (is the media driver alive?)");
+        }
         try {
-            while (true) {
-                try {
-                    return done.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (final InterruptedException ex) {
-                    interrupted = true;
-                } catch (final ExecutionException ex) {
-                    if (ex.getCause() instanceof RuntimeException re) {
-                        throw re;
-                    }
-                    throw new TransportException(name + ": control operation failed: " + ex.getCause(), ex.getCause());
-                } catch (final TimeoutException ex) {
-                    throw new TransportException(name + ": the receive agent did not run a control operation in time (is the "
-                        + "media driver alive?)", ex);
-                }
+            return done.join();
+        } catch (final java.util.concurrent.CompletionException ex) {
+            if (ex.getCause() instanceof RuntimeException re) {
+                throw re;
             }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            throw new TransportException(name + ": control operation failed: " + ex.getCause(), ex.getCause());
         }
     }
 
+    /**
+     * Waits up to {@link #COMMAND_TIMEOUT_MS} for a command of the receive agent, letting it progress (in INVOKER mode this
+     * thread may run its duty cycles). Never interruptible: the agent's subscription list must match what the caller sees.
+     *
+     * @return false if it did not complete in time
+     */
+    private boolean waitFor(final java.util.concurrent.CompletableFuture<?> done) {
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_TIMEOUT_MS);
+        while (!done.isDone()) {
+            if (receiveHost.isClosed()) {
+                return done.isDone();
+            }
+            if (System.nanoTime() - deadlineNs > 0) {
+                return false;
+            }
+            receiveHost.idleWhileWaiting();
+        }
+        return true;
+    }
+
     private void await(final java.util.concurrent.CompletableFuture<Void> done, final String what) {
-        if (receiveRunner == null || receiveRunner.isClosed()) {
+        if (receiveHost == null || receiveHost.isClosed()) {
             return;
         }
-        boolean interrupted = false;
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_TIMEOUT_MS);
-        try {
-            while (true) {
-                try {
-                    done.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
-                    return;
-                } catch (final InterruptedException ex) {
-                    interrupted = true; // finish the command: the agent's subscription list must match what the caller sees
-                } catch (final ExecutionException | TimeoutException ex) {
-                    throw new TransportException(name + ": receive agent did not " + what + " within " + COMMAND_TIMEOUT_MS + " ms", ex);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        if (!waitFor(done)) {
+            throw new TransportException(name + ": receive agent did not " + what + " within " + COMMAND_TIMEOUT_MS + " ms");
         }
     }
 
@@ -449,7 +441,7 @@ public final class AeronTransport implements Transport {
             return;
         }
         final ReceiveAgent agent = receiveAgent;
-        if (agent != null && receiveRunner != null && !receiveRunner.isClosed()) {
+        if (agent != null && receiveHost != null && !receiveHost.isClosed()) {
             try {
                 await(agent.remove(subscription), "remove a subscription");
             } catch (final TransportException ex) {
@@ -526,8 +518,8 @@ public final class AeronTransport implements Transport {
 
     private void closeResources() {
         final List<Throwable> errors = new ArrayList<>();
-        if (receiveRunner != null) {
-            receiveRunner.close(); // stops polling: no sink is called after this
+        if (receiveHost != null) {
+            receiveHost.close(); // stops polling: no sink is called after this
         }
         for (final AeronPublication publication : publications) {
             CloseHelper.quietClose(publication.aeronPublication());

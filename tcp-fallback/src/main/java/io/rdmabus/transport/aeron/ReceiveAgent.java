@@ -5,12 +5,15 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.rdmabus.spi.HostedAgent;
+
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
  * The transport's one receive loop: polls every subscription of the transport. Subscriptions are added and removed
- * through a command queue, so the subscription list is touched by this thread only.
+ * through a command queue, so the subscription list is touched only by the thread running the agent's duty cycle (its
+ * own thread, the bus's shared thread, or the thread inside {@code Bus.doWork()}, as the bus's threading mode says).
  */
 final class ReceiveAgent implements Agent {
     private static final int FRAGMENT_LIMIT = 64;
@@ -19,15 +22,15 @@ final class ReceiveAgent implements Agent {
     private final String roleName;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(COMMAND_CAPACITY);
     private final List<AeronSubscription> subscriptions = new ArrayList<>();
-    private volatile Thread thread;
+    /** Set once, right after the bus's agent host took this agent. */
+    private volatile HostedAgent host;
 
     ReceiveAgent(final String roleName) {
         this.roleName = roleName;
     }
 
-    @Override
-    public void onStart() {
-        thread = Thread.currentThread();
+    void hostedAs(final HostedAgent hosted) {
+        this.host = hosted;
     }
 
     @Override
@@ -57,7 +60,7 @@ final class ReceiveAgent implements Agent {
      * @return completes once the agent has dropped it (the sink is not called after that)
      */
     CompletableFuture<Void> remove(final AeronSubscription subscription) {
-        if (Thread.currentThread() == thread) {
+        if (isAgentThread()) {
             subscriptions.remove(subscription);
             return CompletableFuture.completedFuture(null);
         }
@@ -85,15 +88,20 @@ final class ReceiveAgent implements Agent {
         return done;
     }
 
-    /** @return whether the caller is the agent thread */
+    /** @return whether the caller is running the agent's duty cycle right now */
     boolean isAgentThread() {
-        return Thread.currentThread() == thread;
+        final HostedAgent hosted = host;
+        return hosted != null && hosted.onAgentThread();
     }
 
     private void offer(final Runnable command) {
         while (!commands.offer(command)) {
-            Thread.onSpinWait();
-            Thread.yield();
+            final HostedAgent hosted = host;
+            if (hosted != null) {
+                hosted.idleWhileWaiting(); // 1024 commands pending: let the agent run them
+            } else {
+                Thread.yield();
+            }
         }
     }
 

@@ -18,6 +18,7 @@ import io.rdmabus.spi.Discovery;
 import io.rdmabus.spi.StaticSeedDiscovery;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportContext;
+import io.rdmabus.tck.InvokedBus;
 import io.rdmabus.tck.TckFixture;
 
 import org.agrona.CloseHelper;
@@ -38,6 +39,7 @@ final class AeronTckFixture implements TckFixture {
     private static final int ENDPOINT_POOL = 12;
 
     private final Mode mode;
+    private final io.rdmabus.ThreadingMode threadingMode;
     private final List<String> endpoints = new ArrayList<>();
     private final AtomicInteger nextEndpoint = new AtomicInteger();
     private final String multicastGroup;
@@ -45,7 +47,13 @@ final class AeronTckFixture implements TckFixture {
     private final List<Transport> rawTransports = new CopyOnWriteArrayList<>();
 
     AeronTckFixture(final Mode mode) {
+        this(mode, io.rdmabus.ThreadingMode.SHARED);
+    }
+
+    /** @param threadingMode the buses' threading mode; INVOKER buses are driven by a loop thread, as an application would */
+    AeronTckFixture(final Mode mode, final io.rdmabus.ThreadingMode threadingMode) {
         this.mode = mode;
+        this.threadingMode = threadingMode;
         if (mode == Mode.UDP_UNICAST) {
             for (int i = 0; i < ENDPOINT_POOL; i++) {
                 endpoints.add("127.0.0.1:" + AeronTestSupport.freeUdpPort());
@@ -71,7 +79,7 @@ final class AeronTckFixture implements TckFixture {
             case UDP_UNICAST -> "aeron-udp unicast (multi-destination-cast, one driver per bus) on loopback";
             case UDP_MULTICAST -> "aeron-udp multicast " + multicastGroup + " on loopback";
             case IPC -> "aeron-ipc through one shared media driver";
-        };
+        } + ", threading " + threadingMode;
     }
 
     private Map<String, String> properties() {
@@ -95,9 +103,11 @@ final class AeronTckFixture implements TckFixture {
 
     @Override
     public Bus newBus(final String busName) {
-        final BusBuilder builder = Bus.builder().name(busName).transport(factoryName()).discovery(discovery()).idleStrategy("backoff");
+        final BusBuilder builder = Bus.builder().name(busName).transport(factoryName()).discovery(discovery()).idleStrategy("backoff")
+            .threadingMode(threadingMode);
         properties().forEach(builder::transportProperty);
-        return builder.build();
+        final Bus bus = builder.build();
+        return threadingMode == io.rdmabus.ThreadingMode.INVOKER ? new InvokedBus(bus, "rdma-bus-app-loop-" + busName) : bus;
     }
 
     @Override

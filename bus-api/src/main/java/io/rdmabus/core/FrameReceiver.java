@@ -1,0 +1,235 @@
+package io.rdmabus.core;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.rdmabus.Delivery;
+import io.rdmabus.Topic;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.SubscriptionSink;
+
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The receive side of one subscription, on the transport's receive thread: checks each frame's header, applies the
+ * sequence rule per publisher session (docs/wire-format.md), reassembles fragmented messages and hands each whole
+ * message to {@link #publish}. A subclass decides where messages go: a ring drained by another agent
+ * ({@link SubscriptionChannel}), or a handler that reads the frame in place ({@link InPlaceSubscription}).
+ *
+ * <p>Owner: the transport's receive thread (one thread at a time per subscription, as {@link SubscriptionSink} says).
+ * The counters are read by any thread; the ones only this thread writes are updated with an ordered store, not an
+ * atomic add.
+ */
+abstract class FrameReceiver implements SubscriptionSink {
+    static final long LOG_FIRST_N = 10;
+    static final long LOG_EVERY_N = 1000;
+    /** From {@link #tryClaim()}: no room for the message now. */
+    static final long NO_ROOM = -1;
+    private static final Logger LOG = LoggerFactory.getLogger(FrameReceiver.class);
+
+    final Topic<?> topic;
+    private final int maxFrameLength;
+    private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
+
+    // written by the receive thread only
+    final AtomicLong framesReceived = new AtomicLong();
+    final AtomicLong gaps = new AtomicLong();
+    final AtomicLong duplicates = new AtomicLong();
+    // written by the receive thread and the delivering thread
+    final AtomicLong malformed = new AtomicLong();
+    final AtomicLong dropped = new AtomicLong();
+
+    volatile boolean closed;
+
+    FrameReceiver(final Topic<?> topic, final int maxFrameLength) {
+        this.topic = topic;
+        this.maxFrameLength = maxFrameLength;
+    }
+
+    /** @return a slot for a whole message, or {@link #NO_ROOM} */
+    abstract long tryClaim();
+
+    /** Hands over a whole message; {@code src} is valid only during the call. */
+    abstract void publish(long slot, DirectBuffer src, int srcOffset, int length, int sessionId, long sequence, long timestampNs,
+                          long lostBefore);
+
+    /** A claimed slot that carries no message (its fragments were lost). */
+    abstract void skip(long slot);
+
+    @Override
+    public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
+        if (closed) {
+            return CONTINUE;
+        }
+        final int validity = FrameHeader.validate(buffer, offset, length, maxFrameLength);
+        if (validity != FrameHeader.VALID) {
+            countMalformed(FrameHeader.describe(validity), length);
+            return CONTINUE;
+        }
+        final int topicId = FrameHeader.topicId(buffer, offset);
+        if (topicId != topic.topicId()) {
+            countMalformed("topic id " + topicId + " is not " + topic.name() + "'s " + topic.topicId(), length);
+            return CONTINUE;
+        }
+        final int sessionId = FrameHeader.sessionId(buffer, offset);
+        SessionState session = sessions.get(sessionId);
+        if (session == null) {
+            session = new SessionState();
+            sessions.put(sessionId, session);
+        }
+        // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
+        final long sequence = FrameHeader.sequence(buffer, offset);
+        final long expected = session.nextSequence;
+        final long gap;
+        if (expected < 0) {
+            gap = 0; // the session's first frame sets the expectation: joining a stream mid-way has lost nothing
+        } else if (session.suspectSequence >= 0 && sequence == session.suspectSequence + 1) {
+            gap = sequence - expected; // the suspect is confirmed: the stream moved on, and the suspect is among the lost
+        } else if (sequence < expected) {
+            decideSuspect(session, sessionId, sequence);
+            increment(duplicates);
+            return CONTINUE;
+        } else {
+            gap = sequence - expected;
+            if (gap > 0 && (topic.delivery() == Delivery.RELIABLE || gap > FrameHeader.BEST_EFFORT_GAP_BOUND)) {
+                // a jump the session's next frame must confirm: dropped for now, the expectation stays
+                decideSuspect(session, sessionId, sequence);
+                session.suspectSequence = sequence;
+                return CONTINUE;
+            }
+        }
+        final int flags = FrameHeader.flags(buffer, offset);
+        final boolean end = (flags & FrameHeader.FLAG_END) != 0;
+
+        long slot = NO_ROOM;
+        if (end) {
+            slot = tryClaim();
+            if (slot == NO_ROOM) {
+                if (topic.delivery() == Delivery.RELIABLE) {
+                    return BACK_PRESSURE; // nothing consumed, no state changed; the transport offers this frame again later
+                }
+                // best effort never slows the publisher: the datagram is dropped here, counted and reported
+                decideSuspect(session, sessionId, sequence);
+                increment(framesReceived);
+                dropped.incrementAndGet();
+                recordGap(session, gap);
+                session.lostPending++;
+                session.reassemblyLength = -1;
+                session.nextSequence = sequence + 1;
+                return CONTINUE;
+            }
+        }
+        decideSuspect(session, sessionId, sequence);
+        increment(framesReceived);
+        recordGap(session, gap);
+        session.nextSequence = sequence + 1;
+        final int payloadOffset = offset + FrameHeader.LENGTH;
+        final int payloadLength = length - FrameHeader.LENGTH;
+        final long timestampNs = FrameHeader.timestampNs(buffer, offset);
+        final boolean begin = (flags & FrameHeader.FLAG_BEGIN) != 0;
+
+        // A message broken by missing frames counts once: a gap already counted its frames as lost.
+        if (begin && end) {
+            if (session.reassemblyLength >= 0) {
+                if (gap == 0) {
+                    session.lostPending++; // a fragmented message lost its tail
+                }
+                session.reassemblyLength = -1;
+            }
+            publishMessage(slot, session, buffer, payloadOffset, payloadLength, sessionId, sequence, timestampNs);
+            return CONTINUE;
+        }
+        if (begin) {
+            if (session.reassemblyLength >= 0 && gap == 0) {
+                session.lostPending++;
+            }
+            session.reassemblyLength = 0;
+            session.reassemblyFirstSequence = sequence;
+            session.reassemblyTimestampNs = timestampNs;
+        } else if (session.reassemblyLength < 0 || gap > 0) {
+            // a middle or end fragment without its beginning: the gap already counted the loss, or we joined
+            // the stream in the middle of a message, which is no loss
+            session.reassemblyLength = -1;
+            skipIfClaimed(slot);
+            return CONTINUE;
+        }
+        if (session.reassemblyLength + payloadLength > topic.maxMessageLength()) {
+            countMalformed("reassembled message exceeds maxMessageLength " + topic.maxMessageLength(), length);
+            session.lostPending++;
+            session.reassemblyLength = -1;
+            skipIfClaimed(slot);
+            return CONTINUE;
+        }
+        session.reassembly.putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
+        session.reassemblyLength += payloadLength;
+        if (end) {
+            final int messageLength = session.reassemblyLength;
+            session.reassemblyLength = -1;
+            publishMessage(slot, session, session.reassembly, 0, messageLength, sessionId, session.reassemblyFirstSequence,
+                session.reassemblyTimestampNs);
+        }
+        return CONTINUE;
+    }
+
+    private void publishMessage(final long slot, final SessionState session, final DirectBuffer src, final int srcOffset, final int length,
+                                final int sessionId, final long sequence, final long timestampNs) {
+        final long lostBefore = session.lostPending;
+        session.lostPending = 0;
+        publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
+    }
+
+    private void skipIfClaimed(final long slot) {
+        if (slot != NO_ROOM) {
+            skip(slot);
+        }
+    }
+
+    /**
+     * The session's frame after a suspect decides it: {@code sequence} one past the suspect confirms the jump (the caller
+     * counts it in the gap); any other sequence means the suspect was corrupt: counted as malformed. Either way the
+     * session has no suspect afterwards. No allocation unless it logs.
+     */
+    private void decideSuspect(final SessionState session, final int sessionId, final long sequence) {
+        final long suspect = session.suspectSequence;
+        if (suspect < 0) {
+            return;
+        }
+        session.suspectSequence = -1;
+        if (sequence != suspect + 1) {
+            final long n = malformed.incrementAndGet();
+            if (n <= LOG_FIRST_N || n % LOG_EVERY_N == 0) {
+                LOG.warn("topic {}: dropped malformed frame #{}: session {} sequence {} jumped ahead of the expected {} and the "
+                    + "session's next frame ({}) did not follow it", topic.name(), n, Integer.toHexString(sessionId), suspect,
+                    session.nextSequence, sequence);
+            }
+        }
+    }
+
+    private void recordGap(final SessionState session, final long gap) {
+        if (gap > 0) {
+            // saturating: a confirmed jump can be near 2^63 (two consecutive frames forged alike), and a counter that
+            // wraps negative lies
+            gaps.lazySet(saturatedAdd(gaps.get(), gap));
+            session.lostPending = saturatedAdd(session.lostPending, gap);
+        }
+    }
+
+    static long saturatedAdd(final long a, final long b) {
+        final long sum = a + b;
+        return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    /** A counter with one writer: an ordered store is enough for readers on other threads, and costs no atomic add. */
+    static void increment(final AtomicLong singleWriterCounter) {
+        singleWriterCounter.lazySet(singleWriterCounter.get() + 1);
+    }
+
+    void countMalformed(final String why, final int length) {
+        final long n = malformed.incrementAndGet();
+        if (n <= LOG_FIRST_N || n % LOG_EVERY_N == 0) {
+            LOG.warn("topic {}: dropped malformed frame #{} ({} bytes): {}", topic.name(), n, length, why);
+        }
+    }
+}
