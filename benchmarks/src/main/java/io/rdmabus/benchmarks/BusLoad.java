@@ -1,11 +1,13 @@
 package io.rdmabus.benchmarks;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
 import io.rdmabus.PublishStatus;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.support.LocalBuses;
@@ -20,10 +22,19 @@ final class BusLoad implements Load {
     private final LocalBuses buses;
     private final Bus a;
     private final Bus b;
+    private final ThreadingMode threadingMode;
+    private final boolean inPlace;
     private int runs;
 
-    BusLoad(final String transport) {
-        this.buses = LocalBuses.create(transport, 2);
+    /**
+     * @param transport     the transport of both buses
+     * @param threadingMode the buses' threading mode
+     * @param inPlace       subscribers read in place ({@code Bus.subscribeInPlace}) instead of through a {@code Flux}
+     */
+    BusLoad(final String transport, final ThreadingMode threadingMode, final boolean inPlace) {
+        this.threadingMode = threadingMode;
+        this.inPlace = inPlace;
+        this.buses = LocalBuses.create(transport, 2).threadingMode(threadingMode);
         try {
             this.a = buses.newBus("bench-a");
             this.b = buses.newBus("bench-b");
@@ -35,7 +46,7 @@ final class BusLoad implements Load {
 
     @Override
     public String label() {
-        return "bus/" + buses.transport();
+        return "bus/" + buses.transport() + " " + threadingMode.name().toLowerCase(java.util.Locale.ROOT) + (inPlace ? " in-place" : "");
     }
 
     @Override
@@ -43,10 +54,15 @@ final class BusLoad implements Load {
         final Topic<byte[]> topic = Topic.of("bench.oneway." + (runs++), Codecs.bytes(), Delivery.RELIABLE);
         final AtomicLong received = new AtomicLong();
         final AtomicLong lastNs = new AtomicLong();
-        final Disposable sub = b.subscribe(topic).subscribe(v -> {
-            lastNs.lazySet(System.nanoTime());
-            received.lazySet(received.get() + 1);
-        });
+        final Disposable sub = inPlace
+            ? b.subscribeInPlace(topic, (buffer, offset, length, header) -> {
+                lastNs.lazySet(System.nanoTime());
+                received.lazySet(received.get() + 1);
+            })
+            : b.subscribe(topic).subscribe(v -> {
+                lastNs.lazySet(System.nanoTime());
+                received.lazySet(received.get() + 1);
+            });
         try (BusPublication<byte[]> pub = a.publication(topic)) {
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (!pub.isConnected()) {
@@ -84,14 +100,26 @@ final class BusLoad implements Load {
         final Topic<byte[]> pong = Topic.of("bench.pong." + run, Codecs.bytes(), Delivery.RELIABLE);
         final BusPublication<byte[]> pongPub = b.publication(pong);
         final IdleStrategy echoIdle = Load.idle();
-        final Disposable echo = b.subscribe(ping).subscribe(v -> {
+        final Consumer<byte[]> echoValue = v -> {
             echoIdle.reset();
             while (pongPub.offer(v) == PublishStatus.BACK_PRESSURED) {
                 echoIdle.idle();
             }
-        });
+        };
         final AtomicLong lastSeq = new AtomicLong(-1);
-        final Disposable back = a.subscribe(pong).subscribe(v -> lastSeq.lazySet(Load.getLong(v, 0)));
+        final Disposable echo;
+        final Disposable back;
+        if (inPlace) {
+            final byte[] echoed = new byte[Math.max(8, sizeBytes)]; // the publication's codec takes a byte[]: one reused copy
+            echo = b.subscribeInPlace(ping, (buffer, offset, length, header) -> {
+                buffer.getBytes(offset, echoed, 0, Math.min(length, echoed.length));
+                echoValue.accept(echoed);
+            });
+            back = a.subscribeInPlace(pong, (buffer, offset, length, header) -> lastSeq.lazySet(buffer.getLong(offset, java.nio.ByteOrder.LITTLE_ENDIAN)));
+        } else {
+            echo = b.subscribe(ping).subscribe(echoValue);
+            back = a.subscribe(pong).subscribe(v -> lastSeq.lazySet(Load.getLong(v, 0)));
+        }
         try (BusPublication<byte[]> pingPub = a.publication(ping)) {
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (!pingPub.isConnected() || !pongPub.isConnected()) {

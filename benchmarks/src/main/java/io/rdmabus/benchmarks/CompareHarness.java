@@ -14,6 +14,8 @@ import java.util.function.Supplier;
 
 import io.rdmabus.samples.cli.CliSupport;
 
+import io.rdmabus.ThreadingMode;
+
 import org.HdrHistogram.Histogram;
 
 import picocli.CommandLine.Command;
@@ -40,6 +42,12 @@ public final class CompareHarness implements Callable<Integer> {
     List<String> sections;
     @Option(names = "--fanout", split = ",", defaultValue = "1,2,4,8", description = "subscriber counts (default: ${DEFAULT-VALUE})")
     List<Integer> fanOut;
+    @Option(names = "--threading", defaultValue = "SHARED",
+        description = "the buses' threading mode: DEDICATED or SHARED (default: ${DEFAULT-VALUE})")
+    ThreadingMode threading;
+    @Option(names = "--subscriber", defaultValue = "copy",
+        description = "copy (Bus.subscribe, a Flux of byte[]) or in-place (Bus.subscribeInPlace, zero-copy) (default: ${DEFAULT-VALUE})")
+    String subscriber;
     @Option(names = "--plot", defaultValue = "docs/benchmarks-latency.png", description = "PNG to write, '' for none (default: ${DEFAULT-VALUE})")
     String plot;
 
@@ -71,12 +79,17 @@ public final class CompareHarness implements Callable<Integer> {
         if (messages < 1 || rounds < 1 || pings < 10 || sizes.isEmpty() || fanOut.isEmpty()) {
             throw new IllegalArgumentException("need --messages >= 1, --rounds >= 1, --pings >= 10, some --sizes and --fanout");
         }
+        if (threading == ThreadingMode.INVOKER || !List.of("copy", "in-place").contains(subscriber)) {
+            throw new IllegalArgumentException("--threading must be DEDICATED or SHARED (an INVOKER bus needs the application's loop), "
+                + "--subscriber copy or in-place; got " + threading + ", " + subscriber);
+        }
+        final boolean inPlace = "in-place".equals(subscriber);
         System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size, " + pings + " round trips; "
             + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage());
         for (final String section : sections) {
             switch (section) {
-                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc"), RawAeronLoad::new);
-                case "tcp" -> compare("TCP", () -> new BusLoad("tcp"), RawTcpLoad::new);
+                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace), RawAeronLoad::new);
+                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace), RawTcpLoad::new);
                 case "fanout" -> fanOut();
                 default -> throw new IllegalArgumentException("unknown section '" + section + "': use aeron, tcp, fanout");
             }

@@ -8,6 +8,7 @@ import io.rdmabus.BusException;
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
 import io.rdmabus.PublishStatus;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.support.LocalBuses;
@@ -47,6 +48,14 @@ public class HotPathBenchmark {
     @Param({"direct", "aeron-ipc"})
     public String transport;
 
+    /** {@code copy}: {@code Bus.subscribe} (a {@code Flux} of decoded values); {@code in-place}: {@code Bus.subscribeInPlace}. */
+    @Param({"copy", "in-place"})
+    public String subscriber;
+
+    /** The buses' threading mode. */
+    @Param({"SHARED"})
+    public String threading;
+
     /** Payload bytes per message. */
     @Param({"64", "1024"})
     public int sizeBytes;
@@ -66,14 +75,17 @@ public class HotPathBenchmark {
         final Topic<byte[]> topic = Topic.of("bench.hotpath", Codecs.bytes(), Delivery.RELIABLE);
         if ("direct".equals(transport)) {
             final DirectTransport.Medium medium = new DirectTransport.Medium();
-            subscriberBus = Bus.builder().name("hot-sub").transport(new DirectTransport(medium)).build();
-            publisherBus = Bus.builder().name("hot-pub").transport(new DirectTransport(medium)).build();
+            final ThreadingMode mode = ThreadingMode.valueOf(threading);
+            subscriberBus = Bus.builder().name("hot-sub").transport(new DirectTransport(medium)).threadingMode(mode).build();
+            publisherBus = Bus.builder().name("hot-pub").transport(new DirectTransport(medium)).threadingMode(mode).build();
         } else {
-            buses = LocalBuses.create(transport, 2);
+            buses = LocalBuses.create(transport, 2).threadingMode(ThreadingMode.valueOf(threading));
             subscriberBus = buses.newBus("hot-sub");
             publisherBus = buses.newBus("hot-pub");
         }
-        subscription = subscriberBus.subscribe(topic).subscribe(v -> received.lazySet(received.get() + 1));
+        subscription = "in-place".equals(subscriber)
+            ? subscriberBus.subscribeInPlace(topic, (buffer, offset, length, header) -> received.lazySet(received.get() + 1))
+            : subscriberBus.subscribe(topic).subscribe(v -> received.lazySet(received.get() + 1));
         publication = publisherBus.publication(topic);
         payload = new byte[sizeBytes];
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);

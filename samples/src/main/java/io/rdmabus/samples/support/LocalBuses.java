@@ -14,6 +14,7 @@ import java.util.ServiceLoader;
 import io.rdmabus.Bus;
 import io.rdmabus.BusBuilder;
 import io.rdmabus.BusConfigurationException;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.spi.StaticSeedDiscovery;
 import io.rdmabus.spi.TransportFactory;
 
@@ -39,6 +40,8 @@ public final class LocalBuses implements AutoCloseable {
     private final List<Bus> buses = new ArrayList<>();
     private final SharedMediaDriver driver;
     private final int capacity;
+
+    private ThreadingMode threadingMode = ThreadingMode.SHARED;
 
     private LocalBuses(final String requested, final String resolved, final int capacity, final String idleStrategy) {
         this.requested = requested;
@@ -108,6 +111,15 @@ public final class LocalBuses implements AutoCloseable {
         return factories;
     }
 
+    /**
+     * @param mode the threading mode of the buses created from now on (default {@link ThreadingMode#SHARED})
+     * @return this
+     */
+    public LocalBuses threadingMode(final ThreadingMode mode) {
+        this.threadingMode = mode;
+        return this;
+    }
+
     /** @return the transport name every bus of this group uses */
     public String transport() {
         return resolved;
@@ -128,7 +140,8 @@ public final class LocalBuses implements AutoCloseable {
         if (index >= capacity) {
             throw new BusConfigurationException("LocalBuses was created for " + capacity + " buses; raise maxBuses");
         }
-        final BusBuilder builder = Bus.builder().name(busName).transport(requested).idleStrategy(idleStrategy);
+        final BusBuilder builder = Bus.builder().name(busName).transport(requested).idleStrategy(idleStrategy)
+            .threadingMode(threadingMode);
         switch (resolved) {
             case "aeron-ipc" -> builder.transportProperty("aeron.dir", driver.directory());
             case "aeron-udp" -> builder.transportProperty("endpoint", endpoints.get(index))
