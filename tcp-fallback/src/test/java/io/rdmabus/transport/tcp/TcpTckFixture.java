@@ -10,9 +10,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.rdmabus.Bus;
 import io.rdmabus.IdleStrategies;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.spi.StaticSeedDiscovery;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportContext;
+import io.rdmabus.tck.InvokedBus;
 import io.rdmabus.tck.TckFixture;
 
 /**
@@ -23,14 +25,21 @@ final class TcpTckFixture implements TckFixture {
     private final List<TcpTransport> nodes = new ArrayList<>();
     private final Map<String, Integer> portsByBus = new ConcurrentHashMap<>();
     private final Map<String, String> properties;
+    private final ThreadingMode threadingMode;
 
     TcpTckFixture(final Map<String, String> properties) {
+        this(properties, ThreadingMode.SHARED);
+    }
+
+    /** @param threadingMode the buses' threading mode; INVOKER buses are driven by a loop thread, as an application would */
+    TcpTckFixture(final Map<String, String> properties, final ThreadingMode threadingMode) {
         this.properties = Map.copyOf(properties);
+        this.threadingMode = threadingMode;
     }
 
     @Override
     public String name() {
-        return "tcp on loopback " + properties;
+        return "tcp on loopback " + properties + ", threading " + threadingMode;
     }
 
     private synchronized List<String> seeds() {
@@ -52,10 +61,10 @@ final class TcpTckFixture implements TckFixture {
     @Override
     public Bus newBus(final String busName) {
         final TcpTransport transport = new TcpTransport(TcpTransportConfig.from(properties));
-        final Bus bus = Bus.builder().name(busName).transport(transport).idleStrategy("backoff")
+        final Bus bus = Bus.builder().name(busName).transport(transport).idleStrategy("backoff").threadingMode(threadingMode)
             .discovery(new StaticSeedDiscovery(Map.of("tcp", seeds()))).build();
         register(busName, transport);
-        return bus;
+        return threadingMode == ThreadingMode.INVOKER ? new InvokedBus(bus, "rdma-bus-app-loop-" + busName) : bus;
     }
 
     @Override
