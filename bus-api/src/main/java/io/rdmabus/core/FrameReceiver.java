@@ -125,6 +125,20 @@ abstract class FrameReceiver implements SubscriptionSink {
         increment(framesReceived);
         recordGap(session, gap);
         session.nextSequence = sequence + 1;
+        reassemble(slot, session, buffer, offset, length, sessionId, sequence, gap, flags);
+        return CONTINUE;
+    }
+
+    /**
+     * Puts a frame the sequence rule took into its message: a whole message is published at once, fragments are
+     * collected in the session's reassembly buffer until the end fragment.
+     *
+     * @param slot the claimed slot for an end fragment, else {@link #NO_ROOM}
+     * @param gap  frames lost just before this one (already counted)
+     */
+    private void reassemble(final long slot, final SessionState session, final DirectBuffer buffer, final int offset, final int length,
+                            final int sessionId, final long sequence, final long gap, final int flags) {
+        final boolean end = (flags & FrameHeader.FLAG_END) != 0;
         final int payloadOffset = offset + FrameHeader.LENGTH;
         final int payloadLength = length - FrameHeader.LENGTH;
         final long timestampNs = FrameHeader.timestampNs(buffer, offset);
@@ -139,7 +153,7 @@ abstract class FrameReceiver implements SubscriptionSink {
                 session.reassemblyLength = -1;
             }
             publishMessage(slot, session, buffer, payloadOffset, payloadLength, sessionId, sequence, timestampNs);
-            return CONTINUE;
+            return;
         }
         if (begin) {
             if (session.reassemblyLength >= 0 && gap == 0) {
@@ -153,14 +167,14 @@ abstract class FrameReceiver implements SubscriptionSink {
             // the stream in the middle of a message, which is no loss
             session.reassemblyLength = -1;
             skipIfClaimed(slot);
-            return CONTINUE;
+            return;
         }
         if (session.reassemblyLength + payloadLength > topic.maxMessageLength()) {
             countMalformed("reassembled message exceeds maxMessageLength " + topic.maxMessageLength(), length);
             session.lostPending++;
             session.reassemblyLength = -1;
             skipIfClaimed(slot);
-            return CONTINUE;
+            return;
         }
         session.reassembly.putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
         session.reassemblyLength += payloadLength;
@@ -170,7 +184,6 @@ abstract class FrameReceiver implements SubscriptionSink {
             publishMessage(slot, session, session.reassembly, 0, messageLength, sessionId, session.reassemblyFirstSequence,
                 session.reassemblyTimestampNs);
         }
-        return CONTINUE;
     }
 
     private void publishMessage(final long slot, final SessionState session, final DirectBuffer src, final int srcOffset, final int length,
