@@ -17,6 +17,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
@@ -79,6 +80,10 @@ public final class RxeBusBench implements Callable<Integer> {
     @Option(names = "--idle", split = ",", defaultValue = "backoff,yielding,busy-spin",
         description = "idle strategies of the ping phases, one phase each (default: ${DEFAULT-VALUE})")
     List<String> idles;
+    @Option(names = "--subscriber", defaultValue = "copy",
+        description = "ping phases' subscribers: copy (Bus.subscribe, a Flux) or in-place (Bus.subscribeInPlace, zero-copy on the "
+            + "poller thread) (default: ${DEFAULT-VALUE})")
+    String subscriber;
     @Option(names = {"-n", "--pings"}, defaultValue = "2000", description = "measured round trips per ping phase (default: ${DEFAULT-VALUE})")
     int pings;
     @Option(names = "--warmup", defaultValue = "1000", description = "round trips before measuring (default: ${DEFAULT-VALUE})")
@@ -121,6 +126,9 @@ public final class RxeBusBench implements Callable<Integer> {
         if (pings < 1 || warmup < 0 || sizeBytes < HEADER_BYTES || rateS < 0 || rateWarmupS < 0 || phaseTimeoutS < 1 || idles.isEmpty()) {
             throw new IllegalArgumentException("need --pings >= 1, --warmup >= 0, --size >= " + HEADER_BYTES + ", --rate-s >= 0, --phase-timeout-s >= 1, "
                 + "some --idle");
+        }
+        if (!"copy".equals(subscriber) && !"in-place".equals(subscriber)) {
+            throw new IllegalArgumentException("--subscriber must be copy or in-place, was " + subscriber);
         }
         for (final String idle : idles) {
             IdleStrategies.supplier(idle); // fail fast on a bad name
@@ -197,16 +205,26 @@ public final class RxeBusBench implements Callable<Integer> {
         }
     }
 
-    /** Echoes every ping as a pong from the delivery thread: one publication, one writer. */
-    private static Disposable startPonger(final Bus bus) {
+    /**
+     * Echoes every ping as a pong from the delivering thread (copy: the delivery agent; in-place: the poller, from a
+     * reused array): one publication, one writer.
+     */
+    private Disposable startPonger(final Bus bus) {
         final BusPublication<byte[]> pong = bus.publication(PONG);
-        final Disposable subscription = bus.subscribe(PING).subscribe(ping -> {
+        final Consumer<byte[]> echo = ping -> {
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             int status;
             while ((status = pong.offer(ping)) != PublishStatus.OK && status != PublishStatus.CLOSED && System.nanoTime() < deadlineNs) {
                 Thread.onSpinWait();
             }
-        });
+        };
+        final byte[] echoed = new byte[sizeBytes];
+        final Disposable subscription = "in-place".equals(subscriber)
+            ? bus.subscribeInPlace(PING, (buffer, offset, length, header) -> {
+                buffer.getBytes(offset, echoed, 0, Math.min(length, echoed.length));
+                echo.accept(echoed);
+            })
+            : bus.subscribe(PING).subscribe(echo);
         return () -> {
             subscription.dispose();
             pong.close();
@@ -327,10 +345,15 @@ public final class RxeBusBench implements Callable<Integer> {
     private Histogram ping(final Bus bus, final String idleName) {
         final AtomicLong lastPongSequence = new AtomicLong(-1);
         final AtomicLong lastRttNs = new AtomicLong();
-        final Disposable subscription = bus.subscribe(PONG).subscribe(pong -> {
-            lastRttNs.set(System.nanoTime() - readLong(pong, 0));
-            lastPongSequence.set(readLong(pong, 8));
-        });
+        final Disposable subscription = "in-place".equals(subscriber)
+            ? bus.subscribeInPlace(PONG, (buffer, offset, length, header) -> {
+                lastRttNs.set(System.nanoTime() - buffer.getLong(offset, java.nio.ByteOrder.LITTLE_ENDIAN));
+                lastPongSequence.set(buffer.getLong(offset + 8, java.nio.ByteOrder.LITTLE_ENDIAN));
+            })
+            : bus.subscribe(PONG).subscribe(pong -> {
+                lastRttNs.set(System.nanoTime() - readLong(pong, 0));
+                lastPongSequence.set(readLong(pong, 8));
+            });
         final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         long resent = 0;
         try (BusPublication<byte[]> ping = bus.publication(PING)) {
