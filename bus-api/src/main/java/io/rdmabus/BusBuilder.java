@@ -7,6 +7,7 @@ import java.util.ServiceLoader;
 
 import io.rdmabus.config.BusConfig;
 import io.rdmabus.config.ConfigSources;
+import io.rdmabus.config.ConfigValue;
 import io.rdmabus.core.DefaultBus;
 import io.rdmabus.spi.Discovery;
 import io.rdmabus.spi.StaticSeedDiscovery;
@@ -68,7 +69,7 @@ public final class BusBuilder {
             s.seeds().forEach((t, endpoints) -> endpoints.forEach(e -> seeds.add(t + "=" + e)));
             config.code(BusConfig.SEEDS, String.join(",", seeds));
         } else {
-            config.code(BusConfig.SEEDS, peers == null ? null : peers.getClass().getSimpleName());
+            config.code(BusConfig.SEEDS, peers == null ? "" : peers.getClass().getSimpleName()); // null is refused by build()
         }
         return this;
     }
@@ -137,7 +138,9 @@ public final class BusBuilder {
         final var idle = IdleStrategies.supplier(effective.idleStrategy());
         final Discovery peers = effective.seeds() != null ? new StaticSeedDiscovery(effective.seeds()) : discovery;
         final Transport chosen = transport != null ? transport : effective.createTransport();
-        LOG.info("bus {}: transport {}", effective.name(), effective.value(BusConfig.TRANSPORT).value());
+        final ConfigValue chosenBy = effective.value(BusConfig.TRANSPORT);
+        LOG.info("bus {}: transport {} ({})", effective.name(), chosenBy.value(), chosenBy.description().startsWith("auto")
+            ? chosenBy.description() : "from " + chosenBy.source());
         return new DefaultBus(effective.name(), chosen, idle, peers);
     }
 }

@@ -380,7 +380,10 @@ public final class BusConfig {
 
         private void chooseTransport() {
             final Setting setting = highest(TRANSPORT);
-            final String wanted = setting == null || setting.value() == null ? "auto" : setting.value().trim();
+            if (setting != null && setting.value() == null) {
+                throw bad(TRANSPORT, null, setting, "expected a transport name or auto");
+            }
+            final String wanted = setting == null ? "auto" : setting.value().trim();
             if (instance != null) {
                 if (setting != null && !ConfigValue.CODE.equals(setting.source()) && !wanted.equals(instance.name())) {
                     throw new BusConfigurationException(TRANSPORT + "='" + wanted + "' (from " + setting.source()

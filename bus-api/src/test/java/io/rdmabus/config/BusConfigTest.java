@@ -169,6 +169,9 @@ class BusConfigTest {
             () -> resolve(new ConfigSources().environment(Map.of("RDMABUS_TRANSPORT", "tpc"), Map.of())));
         assertTrue(transport.getMessage().contains("Unknown transport 'tpc' (rdmabus.transport from env:RDMABUS_TRANSPORT)")
             && transport.getMessage().contains("did you mean tcp?"), transport.getMessage());
+        final var nullTransport = assertThrows(BusConfigurationException.class,
+            () -> resolve(new ConfigSources().code(BusConfig.TRANSPORT, null)));
+        assertEquals("Bad value null for rdmabus.transport (from code): expected a transport name or auto", nullTransport.getMessage());
         final var seeds = assertThrows(BusConfigurationException.class,
             () -> resolve(new ConfigSources().environment(Map.of("RDMABUS_SEEDS", "10.0.0.1:7701"), Map.of())));
         assertTrue(seeds.getMessage().contains("for rdmabus.seeds (from env:RDMABUS_SEEDS): expected transport=host:port"), seeds.getMessage());
