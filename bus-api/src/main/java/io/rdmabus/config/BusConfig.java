@@ -359,7 +359,7 @@ public final class BusConfig {
             }
             busValue(NAME, name, nameSetting);
             final Setting idleSetting = highest(IDLE_STRATEGY);
-            idleStrategy = idleSetting == null ? "backoff" : idleSetting.value() == null ? "" : idleSetting.value().trim();
+            idleStrategy = idleSetting == null ? "backoff" : idleSetting.value() == null ? "" : idleSetting.value().trim().toLowerCase(Locale.ROOT);
             final String idleProblem = BUS_KEYS.get(IDLE_STRATEGY).check(idleStrategy);
             if (idleProblem != null) {
                 throw bad(IDLE_STRATEGY, idleStrategy, idleSetting, idleProblem);
