@@ -146,24 +146,26 @@ final class SharedAgent implements Agent, AgentHost {
         members = grown;
     }
 
+    /** Removes and closes a member; its state says CLOSED only once its {@code onClose} has returned. */
     private void stop(final Member member) {
-        final int was = member.state;
-        member.state = Member.CLOSED;
-        if (was == Member.ACTIVE) {
+        if (member.state == Member.ACTIVE) {
             members = Arrays.stream(members).filter(m -> m != member).toArray(Member[]::new);
+            member.state = Member.STOPPING; // the cycle loop skips it from now on
             try {
                 member.agent.onClose();
             } catch (final Throwable ex) {
                 errorHandler.accept(ex);
             }
         }
+        member.state = Member.CLOSED;
     }
 
     /** One hosted agent; its state is written by the cycle's thread and read by any. */
     private final class Member implements HostedAgent {
         static final int NEW = 0;
         static final int ACTIVE = 1;
-        static final int CLOSED = 2;
+        static final int STOPPING = 2;
+        static final int CLOSED = 3;
         final Agent agent;
         volatile int state = NEW;
 
@@ -198,7 +200,9 @@ final class SharedAgent implements Agent, AgentHost {
                 stop(this); // from inside a cycle (an agent closing another): the loop skips closed members
                 return;
             }
-            commands.offer(() -> stop(this));
+            if (state != STOPPING) {
+                commands.offer(() -> stop(this));
+            }
             while (!isClosed()) {
                 idleWhileWaiting();
             }
