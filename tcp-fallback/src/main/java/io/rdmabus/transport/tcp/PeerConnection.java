@@ -30,7 +30,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One TCP connection to a peer node, either accepted or dialled to a seed; the first handler of its channel's
- * pipeline, so it sees every byte and reactor-netty's inbound bridge sees none.
+ * pipeline (behind netty's {@code SslHandler} with TLS), so it sees every byte and reactor-netty's inbound bridge sees none.
+ *
+ * <p>Handshake, on the event loop: both sides send HELLO; after the peer's HELLO, with a bus secret, both send AUTH and
+ * wait for the peer's; only then is the connection registered with the transport and are subscriptions exchanged.
+ * Until then every other message refuses the peer, and the whole handshake is bounded by
+ * {@link TcpTransportConfig#handshakeTimeoutMs()}.
  *
  * <p>Reading is manual ({@code autoRead} off, one {@code read()} at a time): when a subscription's sink answers
  * {@link SubscriptionSink#BACK_PRESSURE} the frame stays in the cumulation buffer, no further read is issued, the

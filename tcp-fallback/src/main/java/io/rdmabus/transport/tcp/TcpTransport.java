@@ -41,7 +41,10 @@ import reactor.netty.tcp.TcpServer;
  * seed of {@code discovery().endpoints("tcp")}. A connection is symmetric: after both hellos each side announces the
  * topics it subscribes, and a publication streams frames of its topic to every connected node that subscribed.
  * A lost connection to a seed is dialled again with capped exponential backoff; subscriptions are announced again on
- * every new connection. See {@code tcp-fallback/README.md} for the wire format and delivery semantics.
+ * every new connection. With a bus secret ({@link TcpTransportConfig#SECRET}) each side proves it before anything else
+ * is accepted, and with {@link TcpTlsConfig#TLS} every connection runs mutual TLS; a peer that fails either is refused
+ * and counted ({@link #refusedPeers()}). See {@code tcp-fallback/README.md} for the wire format, authentication and
+ * delivery semantics.
  *
  * <p>Threads: one (or two, {@link TcpTransportConfig#IO_THREADS}) event loop threads named
  * {@code rdma-bus-tcp-io-<busName>-<n>}, owned by this transport and stopped by {@link #close()}.
