@@ -26,7 +26,6 @@ final class LogLimiter {
             return null;
         }
         final long suppressed = notLogged.getAndSet(0);
-        return suppressed == 0 ? "" : " (" + suppressed + " such lines not logged in the last " + TimeUnit.NANOSECONDS.toSeconds(INTERVAL_NS)
-            + " s)";
+        return suppressed == 0 ? "" : "; " + suppressed + " such lines not logged since the last one";
     }
 }
