@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -51,6 +52,8 @@ final class PeerConnection extends ChannelDuplexHandler {
     private static final long RESUME_MIN_NS = TimeUnit.MICROSECONDS.toNanos(50);
     private static final long RESUME_MAX_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final int INITIAL_CUMULATION = 64 * 1024;
+    private static final String TLS_HINT = " (every node needs " + TcpTlsConfig.TLS + "=true and a certificate issued by a CA in the other's "
+        + TcpTlsConfig.TRUST + ")";
 
     private final TcpTransport transport;
     /** The seed this connection was dialled for, or {@code null} if it was accepted. */
@@ -158,16 +161,51 @@ final class PeerConnection extends ChannelDuplexHandler {
         context.fireUserEventTriggered(event);
     }
 
-    /** A TLS handshake failure (a peer without TLS, or without a certificate this node trusts): refused, counted once. */
+    /**
+     * A TLS handshake failure, told apart by what caused it: a peer without TLS, a certificate this node does not trust
+     * or a fatal alert from the peer (it does not trust this node's) is a refused peer, counted once; a connection that
+     * closed or was cancelled (a {@code user_canceled} or {@code close_notify} alert) during its handshake is only a
+     * disconnect; any other TLS error is a protocol error.
+     */
     private void tlsFailed(final Throwable cause) {
         if (tlsRefused) {
             return;
         }
         tlsRefused = true;
-        final String why = cause instanceof NotSslRecordException ? "it does not speak TLS"
-            : "TLS handshake failed: " + abbreviate(String.valueOf(cause.getMessage()));
-        refuse(why + " (every node needs " + TcpTlsConfig.TLS + "=true and a certificate issued by a CA in the other's "
-            + TcpTlsConfig.TRUST + ")");
+        final String alert = messageContaining(cause, "Received fatal alert");
+        if (cause instanceof NotSslRecordException) {
+            refuse("it does not speak TLS" + TLS_HINT);
+        } else if (alert != null) {
+            refuse("TLS handshake failed: " + abbreviate(alert) + TLS_HINT);
+        } else if (inactive || !channel.isActive() || messageContaining(cause, "user_canceled") != null
+            || messageContaining(cause, "close_notify") != null) {
+            LOG.debug("tcp {}: connection {} closed during its TLS handshake: {}", transport.busName(), describe(), cause.toString());
+            ctx.close();
+        } else if (hasHandshakeException(cause)) {
+            refuse("TLS handshake failed: " + abbreviate(cause.toString()) + TLS_HINT);
+        } else {
+            protocolError("TLS error during the handshake: " + abbreviate(cause.toString()));
+        }
+    }
+
+    /** @return the first message in the cause chain that contains {@code part}, or null */
+    private static String messageContaining(final Throwable cause, final String part) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            final String message = t.getMessage();
+            if (message != null && message.contains(part)) {
+                return message;
+            }
+        }
+        return null;
+    }
+
+    private static boolean hasHandshakeException(final Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SSLHandshakeException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String abbreviate(final String text) {

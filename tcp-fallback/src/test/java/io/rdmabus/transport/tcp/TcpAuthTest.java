@@ -100,6 +100,7 @@ class TcpAuthTest {
 
     /** A publisher on {@code client} sends 100 frames to a subscriber on {@code server}; all arrive in order. */
     private static void framesFlow(final TcpTransport server, final TcpTransport client) {
+        final long refusedBefore = server.refusedPeers() + client.refusedPeers();
         final RecordingSink sink = new RecordingSink();
         server.addSubscription(TOPIC, sink);
         final TransportPublication pub = client.addPublication(TOPIC);
@@ -113,7 +114,7 @@ class TcpAuthTest {
         for (int i = 0; i < 100; i++) {
             assertEquals(i, sink.sequences.get(i), "in order");
         }
-        assertEquals(0, server.refusedPeers() + client.refusedPeers());
+        assertEquals(refusedBefore, server.refusedPeers() + client.refusedPeers(), "no refusal between peers that authenticate");
     }
 
     /** {@code client} dials {@code server}; both refuse: nothing connects, no frame is delivered. */
@@ -293,6 +294,19 @@ class TcpAuthTest {
         final TcpTransport tlsServer = transport(tls("bus", "bus"), List.of());
         bothRefuse(tlsServer, transport(Map.of(), List.of(tlsServer.boundEndpoint())), "it does not speak TLS",
             "it speaks TLS and this node does not");
+    }
+
+    @Test
+    void garbageInATlsRecordIsCountedAndLeavesTheNodeWorking() throws Exception {
+        final TcpTransport server = transport(tls("bus", "bus"), List.of());
+        try (Socket socket = new Socket("127.0.0.1", server.boundAddress().getPort())) {
+            // a TLS handshake record header, then bytes that are no ClientHello
+            socket.getOutputStream().write(new byte[] {0x16, 3, 1, 0, 8, 1, 0, 0, 4, 'j', 'u', 'n', 'k'});
+            assertTrue(closedByPeer(socket), "the TLS node closes the connection");
+        }
+        await("counted").atMost(WAIT).until(() -> server.protocolErrors() + server.refusedPeers() == 1);
+        assertEquals(0, server.connectedPeers());
+        framesFlow(server, transport(tls("bus", "bus"), List.of(server.boundEndpoint())));
     }
 
     @Test
