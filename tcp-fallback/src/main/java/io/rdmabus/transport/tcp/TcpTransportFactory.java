@@ -29,7 +29,13 @@ public final class TcpTransportFactory implements TransportFactory {
         PropertyDescriptor.integer(TcpTransportConfig.HANDSHAKE_TIMEOUT_MS, 5000, 1, Integer.MAX_VALUE,
             "a connection without a completed hello by then is closed, ms"),
         PropertyDescriptor.integer(TcpTransportConfig.LINGER_MS, 5000, 0, Integer.MAX_VALUE,
-            "bound on waiting for queued frames when closing, ms"));
+            "bound on waiting for queued frames when closing, ms"),
+        PropertyDescriptor.secret(TcpTransportConfig.SECRET, "the bus secret peers must prove (at least 16 bytes), or none"),
+        PropertyDescriptor.text(TcpTransportConfig.SECRET_FILE, "", "a file holding the bus secret (preferred over tcp.secret)"),
+        PropertyDescriptor.bool(TcpTlsConfig.TLS, false, "mutual TLS on every connection (every node the same)"),
+        PropertyDescriptor.text(TcpTlsConfig.CERT, "", "this node's certificate chain, PEM (with tcp.tls=true)"),
+        PropertyDescriptor.text(TcpTlsConfig.KEY, "", "this node's private key, unencrypted PKCS#8 PEM (with tcp.tls=true)"),
+        PropertyDescriptor.text(TcpTlsConfig.TRUST, "", "the CA certificates a peer's certificate must chain to, PEM (with tcp.tls=true)"));
 
     @Override
     public String name() {
