@@ -73,6 +73,13 @@ public final class AeronTransport implements Transport {
     private ReceiveAgent receiveAgent;
     /** Where the bus runs the receive agent (its threading mode); null before start. */
     private HostedAgent receiveHost;
+    /**
+     * Runs the Aeron client's control operations (add a publication or subscription: a round trip to the media driver).
+     * A thread of its own that nobody interrupts: an interrupt inside the Aeron client's wait for the driver closes the
+     * client for good, and in INVOKER mode the receive agent's cycles run on application threads that may be
+     * interrupted (Reactor cancels tasks with one). It also keeps the driver's round trip off the receive duty cycle.
+     */
+    private java.util.concurrent.ExecutorService control;
     private List<String> controlEndpoints = List.of();
     private volatile boolean started;
     private volatile boolean closed;
@@ -150,6 +157,7 @@ public final class AeronTransport implements Transport {
         endpoints.addAll(ctx.discovery().endpoints(name));
         controlEndpoints = List.copyOf(endpoints);
         receiveAgent = new ReceiveAgent(threadName("receiver", bus));
+        control = java.util.concurrent.Executors.newSingleThreadExecutor(namedThreads("control", bus));
         receiveHost = ctx.agentHost().host(receiveAgent);
         receiveAgent.hostedAs(receiveHost);
         started = true;
@@ -365,26 +373,38 @@ public final class AeronTransport implements Transport {
     }
 
     /**
-     * Runs an Aeron control operation on the receive agent thread and waits for it without being interruptible (an
-     * interrupt is kept and re-asserted afterwards), because an interrupt inside the Aeron client's wait for the
-     * driver terminates the client for good.
+     * Runs an Aeron control operation on the {@link #control} thread and waits for it without being interruptible (an
+     * interrupt is kept and re-asserted afterwards), because an interrupt inside the Aeron client's wait for the driver
+     * terminates the client for good.
      */
     private <T> T onAgent(final java.util.function.Supplier<T> operation) {
-        if (receiveHost == null || receiveHost.isClosed() || receiveAgent.isAgentThread()) {
+        final java.util.concurrent.ExecutorService executor = control;
+        if (executor == null || executor.isShutdown()) {
             return operation.get();
         }
-        final java.util.concurrent.CompletableFuture<T> done = receiveAgent.call(operation);
-        if (!waitFor(done)) {
-            throw new TransportException(name + ": the receive agent did not run a control operation within " + COMMAND_TIMEOUT_MS
-                + " ms (is the media driver alive?)");
-        }
+        final java.util.concurrent.CompletableFuture<T> done = java.util.concurrent.CompletableFuture.supplyAsync(operation, executor);
+        boolean interrupted = false;
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_TIMEOUT_MS);
         try {
-            return done.join();
-        } catch (final java.util.concurrent.CompletionException ex) {
-            if (ex.getCause() instanceof RuntimeException re) {
-                throw re;
+            while (true) {
+                try {
+                    return done.get(Math.max(1, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (final InterruptedException ex) {
+                    interrupted = true;
+                } catch (final java.util.concurrent.ExecutionException ex) {
+                    if (ex.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new TransportException(name + ": control operation failed: " + ex.getCause(), ex.getCause());
+                } catch (final java.util.concurrent.TimeoutException ex) {
+                    throw new TransportException(name + ": a control operation did not complete within " + COMMAND_TIMEOUT_MS
+                        + " ms (is the media driver alive?)", ex);
+                }
             }
-            throw new TransportException(name + ": control operation failed: " + ex.getCause(), ex.getCause());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -520,6 +540,16 @@ public final class AeronTransport implements Transport {
         final List<Throwable> errors = new ArrayList<>();
         if (receiveHost != null) {
             receiveHost.close(); // stops polling: no sink is called after this
+        }
+        if (control != null) {
+            control.shutdown(); // runs what was submitted, then its thread ends
+            try {
+                if (!control.awaitTermination(COMMAND_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    LOG.warn("{}: a control operation was still running {} ms after close", name, COMMAND_TIMEOUT_MS);
+                }
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
         }
         for (final AeronPublication publication : publications) {
             CloseHelper.quietClose(publication.aeronPublication());

@@ -3,7 +3,6 @@ package io.rdmabus.transport.aeron;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 
 import io.rdmabus.spi.HostedAgent;
 
@@ -65,27 +64,6 @@ final class ReceiveAgent implements Agent {
             return CompletableFuture.completedFuture(null);
         }
         return submit(() -> subscriptions.remove(subscription));
-    }
-
-    /**
-     * Runs a control operation (an Aeron add, which waits for the media driver) on the agent thread. The Aeron client
-     * treats an interrupt during such a wait as fatal for the whole client, and user threads get interrupted (Reactor
-     * cancels tasks with an interrupt); the agent thread is never interrupted while running, so the client survives.
-     *
-     * @param operation the operation
-     * @param <T>       its result type
-     * @return completes with its result or its exception
-     */
-    <T> CompletableFuture<T> call(final Supplier<T> operation) {
-        final CompletableFuture<T> done = new CompletableFuture<>();
-        offer(() -> {
-            try {
-                done.complete(operation.get());
-            } catch (final RuntimeException | Error ex) {
-                done.completeExceptionally(ex);
-            }
-        });
-        return done;
     }
 
     /** @return whether the caller is running the agent's duty cycle right now */

@@ -143,7 +143,9 @@ class AeronTransportTest {
         final File dir = new File(transport.aeronDirectory());
         assertTrue(dir.isDirectory(), "embedded driver directory " + dir);
         final Set<String> own = AeronTestSupport.liveThreads(busName);
-        assertTrue(own.stream().anyMatch(n -> n.startsWith("rdma-bus-" + medium.factoryName() + "-receiver-")), own.toString());
+        // the default threading mode (SHARED) runs the receive agent on the bus's shared thread, not one of its own
+        assertTrue(own.stream().anyMatch(n -> n.startsWith("rdma-bus-shared-" + busName)), own.toString());
+        assertTrue(own.stream().noneMatch(n -> n.startsWith("rdma-bus-" + medium.factoryName() + "-receiver-")), own.toString());
         assertTrue(own.stream().anyMatch(n -> n.startsWith("rdma-bus-" + medium.factoryName() + "-driver-")), own.toString());
         assertTrue(own.stream().anyMatch(n -> n.startsWith("rdma-bus-" + medium.factoryName() + "-client-")), own.toString());
 
