@@ -24,14 +24,18 @@ class BenchmarksSmokeTest {
     @Test
     void hotPathBenchmarkStateDeliversEveryMessage() throws InterruptedException {
         for (final String transport : new String[] {"direct", "aeron-ipc"}) {
-            final HotPathBenchmark bench = new HotPathBenchmark();
-            bench.transport = transport;
-            bench.sizeBytes = 64;
-            bench.setUp();
-            for (int i = 0; i < 500; i++) {
-                assertEquals(0, bench.publishAndDeliver());
+            for (final String subscriber : new String[] {"copy", "in-place"}) {
+                final HotPathBenchmark bench = new HotPathBenchmark();
+                bench.transport = transport;
+                bench.sizeBytes = 64;
+                bench.subscriber = subscriber;
+                bench.threading = "SHARED";
+                bench.setUp();
+                for (int i = 0; i < 500; i++) {
+                    assertEquals(0, bench.publishAndDeliver());
+                }
+                bench.tearDown(); // throws if a reliable message was lost
             }
-            bench.tearDown(); // throws if a reliable message was lost
         }
     }
 
@@ -45,9 +49,9 @@ class BenchmarksSmokeTest {
         assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 64 B |")), harness.rows().toString());
         assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 1024 B |")), harness.rows().toString());
         assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 2 |")), "fan-out with 2 subscribers: " + harness.rows());
-        assertTrue(harness.latencies().containsKey("bus/aeron-ipc"), harness.latencies().keySet().toString());
+        assertTrue(harness.latencies().containsKey("bus/aeron-ipc shared"), harness.latencies().keySet().toString());
         assertTrue(harness.latencies().containsKey("raw/aeron-ipc"), harness.latencies().keySet().toString());
-        assertTrue(harness.latencies().containsKey("bus/tcp"), "the bus over TCP ran: " + harness.rows());
+        assertTrue(harness.latencies().containsKey("bus/tcp shared"), "the bus over TCP ran: " + harness.rows());
         assertTrue(harness.latencies().containsKey("raw/reactor-netty-tcp"), harness.latencies().keySet().toString());
         harness.latencies().values().forEach(h -> assertEquals(50, h.getTotalCount()));
         assertTrue(ImageIO.read(png).getWidth() > 0, "a readable PNG");
