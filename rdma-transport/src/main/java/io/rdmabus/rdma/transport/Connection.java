@@ -29,7 +29,7 @@ final class Connection {
     static final int SIGNAL_INTERVAL = 16;
     /** Inline send size asked for at QP creation: small frames and control messages skip the memory-region read. */
     static final int INLINE_BYTES = 256;
-    private static final long SEQ_MASK = 0x0FFF_FFFFL;
+    private static final long SEQ_MASK = WorkRequestId.SEQUENCE_MASK;
 
     final int id;
     final String peer;
@@ -177,11 +177,6 @@ final class Connection {
     /** A control send goes out on {@code ctrlSlot}: its completion releases the data sends posted before it (postLock held). */
     void controlSendPosted(final int ctrlSlot) {
         ctrlMark[ctrlSlot] = postedSeq;
-    }
-
-    /** @return the wr_id field bits for data send {@code seq} */
-    static long seqBits(final long seq) {
-        return seq & SEQ_MASK;
     }
 
     /** A data send's completion (signalled, or an error/flush): releases it and every send before it (poller). */

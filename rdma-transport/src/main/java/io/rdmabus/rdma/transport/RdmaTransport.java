@@ -74,13 +74,6 @@ import org.slf4j.LoggerFactory;
 public final class RdmaTransport implements Transport {
     /** The discovery key and factory name. */
     public static final String NAME = "rdma";
-    static final int KIND_RECV = 1;
-    static final int KIND_CTRL_SEND = 2;
-    static final int KIND_DATA_SEND = 3;
-    static final int KIND_UD_SEND = 4;
-    static final int KIND_UD_RECV = 5;
-    /** A discovery ADVERT datagram's send (slot = its page). */
-    static final int KIND_UD_ADVERT_SEND = 6;
     private static final int TABLE = 4096;
     private static final int BATCH = 64;
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
@@ -513,15 +506,6 @@ public final class RdmaTransport implements Transport {
         }
     }
 
-    /** wr_id of data send {@code seq} on a connection: the low 28 bits of its post sequence (see {@link Connection}). */
-    static long dataWrId(final int connectionId, final long seq) {
-        return ((long) connectionId << 32) | ((long) KIND_DATA_SEND << 28) | Connection.seqBits(seq);
-    }
-
-    static long wrId(final int connectionId, final int kind, final int pool, final int slot) {
-        return ((long) connectionId << 32) | ((long) kind << 28) | ((long) (pool & 0xFFF) << 16) | (slot & 0xFFFF);
-    }
-
     private volatile Thread pollerThread;
 
     /** @return the UD endpoint (tests), or null in {@code rdma.ud.mode=rc} */
@@ -652,7 +636,8 @@ public final class RdmaTransport implements Transport {
             Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers(),
                     sendWr, inline);
             for (int s = 0; s < config.recvBuffers(); s++) {
-                int rc = qp.postRecv(c.recvRequest.prepare(wrId(connId, KIND_RECV, 0, s), recvMr, (long) s * c.slotBytes, c.slotBytes));
+                long wrId = WorkRequestId.of(connId, WorkRequestId.KIND_RECV, 0, s);
+                int rc = qp.postRecv(c.recvRequest.prepare(wrId, recvMr, (long) s * c.slotBytes, c.slotBytes));
                 if (rc != 0) {
                     throw new VerbsException("ibv_post_recv", rc);
                 }
@@ -1028,12 +1013,12 @@ public final class RdmaTransport implements Transport {
 
         private void onCompletion(final int i) {
             long wrId = wcs.wrId(i);
-            int connId = (int) (wrId >>> 32);
-            int kind = (int) (wrId >>> 28) & 0xF;
-            int pool = (int) (wrId >>> 16) & 0xFFF;
-            int slot = (int) wrId & 0xFFFF;
+            int connId = WorkRequestId.connectionId(wrId);
+            int kind = WorkRequestId.kind(wrId);
+            int pool = WorkRequestId.pool(wrId);
+            int slot = WorkRequestId.slot(wrId);
             int status = wcs.status(i);
-            if (kind == KIND_UD_SEND || kind == KIND_UD_RECV || kind == KIND_UD_ADVERT_SEND) {
+            if (WorkRequestId.isUd(kind)) {
                 if (ud != null) {
                     ud.onCompletion(wcs, i, kind, pool, slot, local); // UD path
                 }
@@ -1044,13 +1029,13 @@ public final class RdmaTransport implements Transport {
                 c = null;
             }
             switch (kind) {
-                case KIND_DATA_SEND -> {
+                case WorkRequestId.KIND_DATA_SEND -> {
                     if (c != null) {
                         c.sendCompletions++;
-                        c.onDataSendCompletion(wrId & 0x0FFF_FFFFL, pools);
+                        c.onDataSendCompletion(WorkRequestId.sequenceBits(wrId), pools);
                     }
                 }
-                case KIND_CTRL_SEND -> {
+                case WorkRequestId.KIND_CTRL_SEND -> {
                     if (c != null) {
                         c.sendCompletions++;
                         c.ctrlBusy[slot] = false;
@@ -1058,7 +1043,7 @@ public final class RdmaTransport implements Transport {
                         c.onControlSendCompletion(slot, pools);
                     }
                 }
-                case KIND_RECV -> {
+                case WorkRequestId.KIND_RECV -> {
                     if (c != null && !c.closed && status == WorkCompletions.SUCCESS) {
                         onReceive(c, slot, wcs.byteLength(i));
                     }
@@ -1197,7 +1182,7 @@ public final class RdmaTransport implements Transport {
             if (c.closed) {
                 return;
             }
-            int rc = c.qp.postRecv(c.recvRequest.prepare(wrId(c.id, KIND_RECV, 0, slot), c.recvMr, (long) slot * c.slotBytes,
+            int rc = c.qp.postRecv(c.recvRequest.prepare(WorkRequestId.of(c.id, WorkRequestId.KIND_RECV, 0, slot), c.recvMr, (long) slot * c.slotBytes,
                     c.slotBytes));
             if (rc != 0) {
                 fail(c, new VerbsException("ibv_post_recv", rc));
@@ -1440,7 +1425,7 @@ public final class RdmaTransport implements Transport {
             int rc;
             try {
                 synchronized (c.postLock) {
-                    c.ctrlRequest.prepareSend(wrId(c.id, KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true);
+                    c.ctrlRequest.prepareSend(WorkRequestId.of(c.id, WorkRequestId.KIND_CTRL_SEND, 0, slot), c.ctrlMr, base, lengthBytes, true);
                     if (lengthBytes <= c.maxInlineBytes) {
                         c.ctrlRequest.inline();
                     }

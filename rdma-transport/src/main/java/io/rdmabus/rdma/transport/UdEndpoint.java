@@ -225,7 +225,7 @@ final class UdEndpoint implements AutoCloseable {
     }
 
     static long recvWrId(final int slot) {
-        return RdmaTransport.wrId(0, RdmaTransport.KIND_UD_RECV, 0, slot);
+        return WorkRequestId.of(0, WorkRequestId.KIND_UD_RECV, 0, slot);
     }
 
     /** @return the largest best-effort frame: one datagram minus the envelope */
@@ -460,7 +460,7 @@ final class UdEndpoint implements AutoCloseable {
         advertBusy.set(page, 1);
         int rc;
         try {
-            rc = qp.postSend(advertRequest.prepareSend(RdmaTransport.wrId(0, RdmaTransport.KIND_UD_ADVERT_SEND, 0, page), advertMr, offset,
+            rc = qp.postSend(advertRequest.prepareSend(WorkRequestId.of(0, WorkRequestId.KIND_UD_ADVERT_SEND, 0, page), advertMr, offset,
                     length, true).toUd(controlGroup.ah, MULTICAST_QPN, qkey));
         } catch (RuntimeException e) {
             rc = -1;
@@ -566,7 +566,7 @@ final class UdEndpoint implements AutoCloseable {
     void onCompletion(final WorkCompletions wcs, final int i, final int kind, final int pool, final int slot,
                       final Int2ObjectHashMap<RdmaSubscription[]> local) {
         final int status = wcs.status(i);
-        if (kind == RdmaTransport.KIND_UD_ADVERT_SEND) {
+        if (kind == WorkRequestId.KIND_UD_ADVERT_SEND) {
             outstanding.decrementAndGet();
             if (slot < Advert.MAX_PAGES) {
                 advertBusy.set(slot, 0);
@@ -576,7 +576,7 @@ final class UdEndpoint implements AutoCloseable {
             }
             return;
         }
-        if (kind == RdmaTransport.KIND_UD_SEND) {
+        if (kind == WorkRequestId.KIND_UD_SEND) {
             outstanding.decrementAndGet();
             UdPublication p = pools.get(pool);
             if (p != null) {

@@ -172,7 +172,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
         view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
         refs.set(slot, targetCount);
         cursor = slot + 1 == slots ? 0 : slot + 1;
-        final long wrId = RdmaTransport.wrId(0, RdmaTransport.KIND_UD_SEND, poolIndex, slot);
+        final long wrId = WorkRequestId.of(0, WorkRequestId.KIND_UD_SEND, poolIndex, slot);
         if (group != null) {
             post(wrId, slot, base, group.ah, UdEndpoint.MULTICAST_QPN);
         } else {
