@@ -150,7 +150,7 @@ final class Discovery {
     }
 
     private void want(final DiscoveryTable.Advertiser e) {
-        InetSocketAddress endpoint = new InetSocketAddress(UdEndpoint.inet(e.ipv4), e.port);
+        InetSocketAddress endpoint = new InetSocketAddress(UdGroups.inet(e.ipv4), e.port);
         if (manager.seedDials(endpoint)) {
             return; // a seed already dials it, for ever
         }

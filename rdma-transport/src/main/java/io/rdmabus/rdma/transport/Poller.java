@@ -419,35 +419,18 @@ class Poller implements Agent {
     }
 
     /**
-     * Queues a SUB for every local topic on the new connection {@code c} (sent by the flush that follows), right behind
-     * the RESUMEs when {@code resuming}. The seam where a test makes the SUBs arrive after the replay has ended (what a slow
-     * link or a later completion batch can do): see {@code LateSubPoller} in the tests.
+     * Sends a SUB for every local topic on the new connection {@code c} (unless it failed meanwhile), right behind the
+     * RESUMEs when {@code resuming}. The seam where a test makes the SUBs arrive after the replay has ended (what a slow
+     * link or a later completion batch can do): {@code RdmaTestSeams.withLateSubsAfterResume} overrides it.
      */
     void announceSubscriptions(final Connection c, final boolean resuming) {
-        for (int topicId : local.keySet()) {
-            c.pendingControl.add(new long[] {Wire.SUB, topicId});
-        }
-    }
-
-    /** @return the topic ids with local subscriptions (a copy) */
-    int[] localTopics() {
-        return local.keySet().stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    /** Queues a SUB of each of {@code topicIds} on {@code c} and sends them now, unless {@code c} failed meanwhile. */
-    void sendSubs(final Connection c, final int[] topicIds) {
         if (c.closed) {
             return;
         }
-        for (int topicId : topicIds) {
+        for (int topicId : local.keySet()) {
             c.pendingControl.add(new long[] {Wire.SUB, topicId});
         }
         control.flush(c, true, false);
-    }
-
-    /** @return this poller's command proxy */
-    PollerProxy commands() {
-        return commands;
     }
 
     void removeLocal(final RdmaSubscription sub) {

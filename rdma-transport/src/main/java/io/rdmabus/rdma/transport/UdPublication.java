@@ -31,7 +31,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
 
     final int poolIndex;
-    final UdEndpoint.Group group;
+    final UdGroups.Group group;
     private final UdEndpoint endpoint;
     private final TopicDescriptor topic;
     private final TopicRoute route;
@@ -56,7 +56,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private long skippedNoAddress;
 
     UdPublication(final UdEndpoint endpoint, final int poolIndex, final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr,
-                  final int slotBytes, final int slots, final UdEndpoint.Group group) {
+                  final int slotBytes, final int slots, final UdGroups.Group group) {
         this.endpoint = endpoint;
         this.poolIndex = poolIndex;
         this.topic = topic;

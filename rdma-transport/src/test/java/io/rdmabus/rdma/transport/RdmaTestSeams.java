@@ -68,6 +68,7 @@ final class RdmaTestSeams {
     /** See {@link #withLateSubsAfterResume}. */
     private static final class LateSubPoller extends Poller {
         private final long subDelayMs;
+        private final PollerProxy commands;
         private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread th = new Thread(r, "late-sub-timer");
             th.setDaemon(true);
@@ -78,6 +79,7 @@ final class RdmaTestSeams {
                       final long subDelayMs) {
             super(roleName, ctx, commands, cmProxy);
             this.subDelayMs = subDelayMs;
+            this.commands = commands;
         }
 
         @Override
@@ -86,8 +88,7 @@ final class RdmaTestSeams {
                 super.announceSubscriptions(c, false);
                 return;
             }
-            int[] topics = localTopics();
-            timer.schedule(() -> commands().run(() -> sendSubs(c, topics)), subDelayMs, TimeUnit.MILLISECONDS);
+            timer.schedule(() -> commands.run(() -> super.announceSubscriptions(c, false)), subDelayMs, TimeUnit.MILLISECONDS);
         }
 
         @Override
