@@ -2,7 +2,6 @@ package io.rdmabus.rdma.transport;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -18,12 +17,12 @@ final class ConnectionTable {
     static final int SIZE = 4096;
 
     private final AtomicReferenceArray<Connection> connections = new AtomicReferenceArray<>(SIZE);
-    /** Atomic only as a plain counter that also close() may read; only the cm thread takes ids. */
-    private final AtomicInteger nextId = new AtomicInteger(1);
+    /** The next connection id: only the cm thread takes ids. */
+    private int nextId = 1;
 
     /** @return a new connection id (cm thread) */
     int nextId() {
-        return nextId.getAndIncrement();
+        return nextId++;
     }
 
     /**
