@@ -184,7 +184,7 @@ final class ConnectionLifecycle {
         idsAwaitingPort.clear();
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
         // rdma_destroy_id of a connected id sends its DREQ and can wait for the CM in the kernel; this thread also dials:
-        // say so when that takes long (a soak run's subscriber did not redial for 170 s after a NIC fault, cause unknown)
+        // say so when that takes long (it delays every dial behind it)
         if (tookMs >= 1000) {
             LOG.warn("rdma transport of bus '{}': destroying {} cm id(s) kept while the port was down took {} ms (no dial or accept "
                     + "meanwhile)", ctx.busName, n, tookMs);

@@ -197,8 +197,7 @@ final class ReliableResume {
      * Ends a replay. The subscriber's RESUME is its subscription to the topic (it asks only for topics it subscribes,
      * and its SUB follows): the route is added here whether or not that SUB has arrived yet, and before the
      * publication may claim again. Otherwise a frame committed between the replay's end and the route (or the SUB's
-     * arrival, which can come in a later completion batch) reaches every subscriber but this one: a RELIABLE gap
-     * (soak-long-20261122T211441Z: one trade, reported as lostBefore).
+     * arrival, which can come in a later completion batch) reaches every subscriber but this one: a RELIABLE gap.
      */
     private int finishReplay(final Replay r) {
         replays.remove(r);
