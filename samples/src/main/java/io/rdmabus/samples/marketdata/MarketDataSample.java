@@ -263,7 +263,7 @@ public final class MarketDataSample implements Callable<Integer> {
             final SubscriberResult r = new SubscriberResult(s.role(), s.quotes().received(), s.quotes().lost(), s.trades().received(),
                 s.trades().lost(), qs, ts, s.quotes().total(), s.trades().total());
             results.add(r);
-            out.printf("%-9s %s%n", s.role(), SummaryLines.quotes(feed.quotesSent(), r.quotesReceived(), r.quotesLost()));
+            out.printf("%-9s %s%n", s.role(), SummaryLines.quotes(feed.quotesSent(), r.quotesReceived(), r.quotesLost(), qs));
             out.printf("%-9s %s%s%n", "", SummaryLines.trades(feed.tradesSent(), r.tradesReceived(), r.tradesLost(), s.warmUpTrades(),
                 ts == null ? 0 : ts.messagesDelivered()), s.error() == null ? "" : " ERROR " + s.error());
             out.printf("%-9s latency quotes %s; after the first %d s: %s%n", "", LatencyMeter.percentiles(r.quoteLatencyNs()),

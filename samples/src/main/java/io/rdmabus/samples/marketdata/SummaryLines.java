@@ -1,5 +1,7 @@
 package io.rdmabus.samples.marketdata;
 
+import io.rdmabus.SubscriptionStats;
+
 /**
  * The market-data summary's accounting lines, written so that the figures on a line add up: every quote sent is
  * received, reported lost, or still not accounted for when the sample stops; every trade the bus delivered is a real
@@ -13,13 +15,22 @@ final class SummaryLines {
      * @param sent     quotes the feed's bus took
      * @param received quotes the subscriber received
      * @param lost     quotes reported lost to it ({@code lostBefore}: conflated, dropped by its ring, gaps)
-     * @return {@code quotes: R received + L lost + U not accounted for at shutdown (...) = S sent}
+     * @param bus      the bus's counters of the subscriber's quote subscription, or null
+     * @return {@code quotes: R received + L lost + U not accounted for at shutdown = S sent}, and where the U were
      */
-    static String quotes(final long sent, final long received, final long lost) {
+    static String quotes(final long sent, final long received, final long lost, final SubscriptionStats bus) {
         final long unaccounted = unaccounted(sent, received, lost);
-        return String.format("quotes: %,d received + %,d lost + %,d not accounted for at shutdown = %,d sent%s", received, lost, unaccounted,
-            sent, unaccounted == 0 ? "" : " (best effort: still in flight when the feed stopped, or lost after the last quote received,"
-                + " which no later quote reports)");
+        final String line = String.format("quotes: %,d received + %,d lost + %,d not accounted for at shutdown = %,d sent", received, lost,
+            unaccounted, sent);
+        if (unaccounted == 0 || bus == null) {
+            return line;
+        }
+        // sent = arrived (frames received + gaps seen) + not arrived; frames received = delivered + dropped + still queued
+        final long notArrived = sent - bus.framesReceived() - bus.gapMessages();
+        final long queued = bus.framesReceived() - bus.messagesDelivered() - bus.droppedBySubscriber();
+        return line + String.format(" (best effort, when the feed stopped: %,d had not arrived or were lost after the last one that did,"
+            + " %,d were queued in the subscription, %,d were on their way to the subscriber or lost without a later quote to report it)",
+            notArrived, queued, unaccounted - notArrived - queued);
     }
 
     /**
