@@ -8,7 +8,7 @@ rdmabus_dist_stale() {
     [ -f "$stamp" ] && [ -x "$RDMABUS_DIST/bin/rdma-bus" ] || { echo "not built yet"; return 0; }
     local newer
     newer=$(find pom.xml config/jvm.options bus-api codecs tcp-fallback rdma-transport samples \
-        \( -name target -prune \) -o \( -type f \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/*' \) \
+        \( -name target -prune \) -o \( -path '*/src/test' -prune \) -o \( -type f \( -name 'pom.xml' -o -name 'jvm.options' -o -path '*/src/*' \) \
         -newer "$stamp" -print \) 2>/dev/null | head -1)
     [ -n "$newer" ] && { echo "$newer changed"; return 0; }
     return 1
