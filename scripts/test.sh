@@ -58,7 +58,7 @@ if [ "$run_maven" = 1 ]; then
         dist_passed=1
     else
         dist_failed=1
-        echo "distribution: samples/target/rdma-bus/bin/rdma-bus --help or devices failed (output above)" >> "$failure_list"
+        echo "distribution: samples/target/rdma-bus/bin/rdma-bus --help or devices failed (its errors are in the log above)" >> "$failure_list"
     fi
 fi
 
