@@ -32,5 +32,7 @@ case " ${MAVEN_OPTS:-} " in
     *" --sun-misc-unsafe-memory-access="*) ;;
     *) export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }--sun-misc-unsafe-memory-access=allow" ;;
 esac
-# The JVM flags every process of the bus needs (same as the surefire argLine in pom.xml).
-export RDMABUS_JVM_FLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
+# The JVM flags every process of the bus needs, from config/jvm.options (the one place they are written; the surefire
+# argLine in pom.xml and the distribution's launcher read that file as a java @argument file).
+RDMABUS_JVM_FLAGS="$(sed -e 's/#.*//' "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/config/jvm.options" | xargs)"
+export RDMABUS_JVM_FLAGS

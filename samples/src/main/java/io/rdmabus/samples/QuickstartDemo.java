@@ -1,15 +1,16 @@
 package io.rdmabus.samples;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.rdmabus.Bus;
 import io.rdmabus.Delivery;
+import io.rdmabus.SubscriptionStats;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
+import io.rdmabus.samples.support.StatsText;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -35,26 +36,39 @@ public final class QuickstartDemo {
 
         try (Bus subscriberBus = Bus.builder().name("subscriber").transport(transport).build();
              Bus publisherBus = Bus.builder().name("publisher").transport(transport).build()) {
-            System.out.println("transport: " + subscriberBus.transportName());
+            System.out.println("transport: " + subscriberBus.transportName() + ("auto".equals(transport)
+                ? " (chosen by 'auto': rdma-bus devices says why; RDMABUS_LOG_LEVEL=info logs it)" : ""));
             final AtomicLong received = new AtomicLong();
+            final AtomicLong firstNs = new AtomicLong();
             final CountDownLatch done = new CountDownLatch(1);
             final Disposable subscription = subscriberBus.subscribe(topic).subscribe(value -> {
-                if (received.incrementAndGet() == messages) {
+                final long n = received.incrementAndGet();
+                if (n == 1) {
+                    firstNs.set(System.nanoTime());
+                }
+                if (n == messages) {
                     done.countDown();
                 }
             });
-            final Disposable progress = Flux.interval(Duration.ofSeconds(1))
-                .subscribe(tick -> System.out.printf("  %,d / %,d received%n", received.get(), messages));
+            final Disposable progress = Flux.interval(Duration.ofSeconds(1)).subscribe(tick -> System.out.println(received.get() == 0
+                ? "  waiting for the subscription to connect (nothing received yet)"
+                : String.format("  %,d / %,d received", received.get(), messages)));
             final long startNs = System.nanoTime();
             publisherBus.publish(topic, Flux.range(0, messages).map(i -> "hello #" + i)).block(Duration.ofMinutes(5));
             final boolean complete = done.await(2, TimeUnit.MINUTES);
-            final double seconds = (System.nanoTime() - startNs) / 1e9;
+            final long endNs = System.nanoTime();
             progress.dispose();
+            // the counters before the subscription goes: a disposed subscription is no longer in stats()
+            final SubscriptionStats stats = subscriberBus.stats().subscriptions().stream()
+                .filter(s -> s.topic().equals(topic.name())).findFirst().orElse(null);
             subscription.dispose();
-            System.out.printf("%s: %,d of %,d messages in %.2f s (%,.0f msg/s)%n", complete ? "OK" : "INCOMPLETE", received.get(), messages,
-                seconds, received.get() / seconds);
-            final List<?> subs = subscriberBus.stats().subscriptions();
-            System.out.println("stats: " + subs);
+            final double seconds = (endNs - startNs) / 1e9;
+            final double connectSeconds = firstNs.get() == 0 ? seconds : (firstNs.get() - startNs) / 1e9;
+            final double flowSeconds = Math.max(1e-9, seconds - connectSeconds);
+            System.out.printf("%s: %,d of %,d messages in %.2f s: %.2f s until the first arrived (connection set-up), then %.2f s"
+                    + " (%,.0f msg/s)%n", complete ? "OK" : "INCOMPLETE", received.get(), messages, seconds, connectSeconds, flowSeconds,
+                Math.max(0, received.get() - 1) / flowSeconds);
+            System.out.println("subscription " + topic.name() + ": " + StatsText.of(stats));
             if (!complete) {
                 System.exit(1);
             }

@@ -9,7 +9,7 @@ import java.util.function.IntConsumer;
  *
  * <p>Callers: the poller thread ({@link #destroy} of a connection it has let go of), application threads through
  * {@link RdmaTransport} ({@link #onSubscribed} when a topic gets its first local subscriber) and test threads
- * ({@link #run}, the test hook that breaks connections). The cm agent takes at most {@link #COMMAND_LIMIT} commands per
+ * ({@link #run}: {@code RdmaTestSeams} breaks connections). The cm agent takes at most {@link #COMMAND_LIMIT} commands per
  * duty cycle, so accepts, dials and adverts keep their turn.
  *
  * <p>Never drops a command silently and never blocks its caller: see {@link CommandQueue} (a bounded queue, then a

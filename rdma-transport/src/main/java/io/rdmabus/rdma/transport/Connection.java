@@ -17,8 +17,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * One RC connection between two transports (one QP per node pair, both directions). Built and destroyed by the
- * cm agent; between those the completion poller owns the receive side and the control sends, publications post
- * data sends. Fields marked "poller" are touched only by the poller thread.
+ * cm agent ({@link ConnectionManager}, {@link ConnectionLifecycle}); between those the {@link Poller} owns the receive
+ * side and the control sends, publications post data sends. The fields are grouped below by the thread that owns them.
  */
 final class Connection {
     /**
@@ -29,8 +29,9 @@ final class Connection {
     static final int SIGNAL_INTERVAL = 16;
     /** Inline send size asked for at QP creation: small frames and control messages skip the memory-region read. */
     static final int INLINE_BYTES = 256;
-    private static final long SEQ_MASK = 0x0FFF_FFFFL;
+    private static final long SEQ_MASK = WorkRequestId.SEQUENCE_MASK;
 
+    // ---- immutable: set by the cm agent at construction, read by every thread
     final int id;
     final String peer;
     final CmId cmId;
@@ -38,8 +39,6 @@ final class Connection {
     final QueuePair qp;
     final MemoryRegion recvMr;
     final MemoryRegion ctrlMr;
-    final RecvRequest recvRequest = new RecvRequest();
-    final SendRequest ctrlRequest = new SendRequest();
     final UnsafeBuffer recvView;
     final UnsafeBuffer ctrlView;
     final int slotBytes;
@@ -47,10 +46,23 @@ final class Connection {
     /** Largest send posted inline on this QP (0 if the device refused inline sends). */
     final int maxInlineBytes;
 
-    /** Data credits the peer granted us (sender side), taken by publications, given back by CREDIT messages. */
+    // ---- shared: atomics and volatiles, each written and read by the threads named
+    /** Data credits the peer granted us (sender side): publications and replays take them, the poller adds CREDITs. */
     final AtomicInteger credits = new AtomicInteger();
-    /** Posted sends (data and control) whose completion has not been polled yet. */
+    /** Posted sends (data and control) whose completion has not been polled yet: posters add, the poller releases. */
     final AtomicInteger outstandingSends = new AtomicInteger();
+    /** Publisher threads between their closed-check and their post: destroy waits for 0 after {@link #closed}. */
+    final AtomicInteger posters = new AtomicInteger();
+    /** Volatile: the cm agent sets it, publications and diagnostics read it. */
+    volatile boolean established;
+    /** The peer's INIT arrived: it granted credits. Volatile: the poller sets it, publications read it. */
+    volatile boolean ready;
+    /** Volatile: the poller (fail), the cm agent (destroy) and close() set it; every thread checks it before using the QP. */
+    volatile boolean closed;
+    /** Volatile: the cm agent (or close()) sets it once the QP and buffers are freed; the cm agent's tables and tests read it. */
+    volatile boolean destroyed;
+
+    // ---- postLock: the send ring, shared by publisher threads (data posts) and the poller (control posts, releases)
     /** Serialises posts on the QP (publications on several threads, control sends) with the send ring below. */
     final Object postLock = new Object();
     /** Data sends posted and not yet released, by post sequence: publication pool index << 16 | slot (postLock). */
@@ -63,35 +75,31 @@ final class Connection {
     private long lastSignaledSeq = -1;
     /** Per control slot: the post sequence of the first data send after it, i.e. what its completion releases (postLock). */
     private final long[] ctrlMark = new long[RdmaTransportConfig.CONTROL_SLOTS];
-    /** Publisher threads between their closed-check and their post: destroy waits for 0 after {@link #closed}. */
-    final AtomicInteger posters = new AtomicInteger();
-    volatile boolean established;
-    /** The peer's INIT arrived: it granted credits. */
-    volatile boolean ready;
-    volatile boolean closed;
-    volatile boolean destroyed;
 
-    // set by the cm agent before the poller gets the connection
-    /** This node accepted the connection (the peer dialled it); false for one dialled to a seed (cm thread). */
+    // ---- cm agent: set before it hands the connection to the poller (PollerProxy.addConnection), read-only after
+    /** This node accepted the connection (the peer dialled it); false for one dialled to a seed. */
     boolean acceptedHere;
     /** The peer transport's random node id (from the connect private data), 0 if unknown. */
     long peerNodeId;
     /** The peer's rdma_cm listen endpoint ip:port (from its connect request, or the seed we dialled). */
     String peerEndpoint;
-    /** Acceptor with a secret: the proof the connector's AUTH must carry; null once verified (or without a secret). */
-    byte[] expectedProof;
-    /** Connector with a secret: the proof to send as the first message; null once sent. */
-    byte[] proofToSend;
     /** Bound on the wait for the peer's AUTH (System.nanoTime). */
     long authDeadlineNs;
+    /** Acceptor with a secret: the proof the connector's AUTH must carry; the poller sets it to null once verified. */
+    byte[] expectedProof;
+    /** Connector with a secret: the proof to send as the first message; the poller sets it to null once sent. */
+    byte[] proofToSend;
 
-    // poller
+    // ---- poller: only the poller thread touches these between the hand-over and the destroy (the cm agent posts the
+    // first receives with recvRequest before, and closes both requests after)
+    final RecvRequest recvRequest = new RecvRequest();
+    final SendRequest ctrlRequest = new SendRequest();
     final int[] heldSlot;
     final int[] heldLength;
     /**
-     * Poller thread: set when the poller took the connection over from the cm agent (after the peer was verified).
-     * Until then what the peer sends is kept in its receive slots ({@link #earlySlot}), not acted on: a connector
-     * checks the acceptor's proof only after the connection is established, and the acceptor may send at once.
+     * Set when the poller took the connection over from the cm agent (after the peer was verified). Until then what the
+     * peer sends is kept in its receive slots ({@link #earlySlot}), not acted on: a connector checks the acceptor's
+     * proof only after the connection is established, and the acceptor may send at once.
      */
     boolean admitted;
     final int[] earlySlot;
@@ -108,18 +116,18 @@ final class Connection {
     long sendCompletionsAtCheck;
     /** When the watchdog first saw a signalled send in flight and no completion since its previous check, 0 if not stalled. */
     long stalledSinceNs;
-    /** {@link #postedSends()} at the poller's previous quiet check (tail release, see flushControl). */
+    /** {@link #postedSends()} at the poller's previous quiet check (tail release, see ControlSender). */
     long postedAtLastQuiet = -1;
     final boolean[] ctrlBusy = new boolean[RdmaTransportConfig.CONTROL_SLOTS];
     final ArrayDeque<long[]> pendingControl = new ArrayDeque<>();
     /**
      * Subscriber side: per (topic id &lt;&lt; 32 | session id) of a RELIABLE topic, the sequence after the last frame from
-     * this peer that every local sink took. Kept by peer node id when the connection fails, for RESUME (poller).
+     * this peer that every local sink took. Kept by peer node id when the connection fails, for RESUME.
      */
     Long2LongHashMap consumed = new Long2LongHashMap(-1);
-    /** Publisher side: topics this peer subscribed whose route waits for a replay to finish (poller). */
+    /** Publisher side: topics this peer subscribed whose route waits for a replay to finish. */
     final IntHashSet deferredSubs = new IntHashSet();
-    /** Publisher side: topics this peer unsubscribed while their replay ran, so the replay's end does not route them (poller). */
+    /** Publisher side: topics this peer unsubscribed while their replay ran, so the replay's end does not route them. */
     final IntHashSet unsubscribedDuringReplay = new IntHashSet();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,
@@ -177,11 +185,6 @@ final class Connection {
     /** A control send goes out on {@code ctrlSlot}: its completion releases the data sends posted before it (postLock held). */
     void controlSendPosted(final int ctrlSlot) {
         ctrlMark[ctrlSlot] = postedSeq;
-    }
-
-    /** @return the wr_id field bits for data send {@code seq} */
-    static long seqBits(final long seq) {
-        return seq & SEQ_MASK;
     }
 
     /** A data send's completion (signalled, or an error/flush): releases it and every send before it (poller). */
@@ -248,6 +251,26 @@ final class Connection {
         if (endExclusive > releasedSeq) {
             releasedSeq = endExclusive;
         }
+    }
+
+    /** @return whether a control send is in flight on this connection (poller) */
+    boolean anyControlInFlight() {
+        for (boolean busy : ctrlBusy) {
+            if (busy) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return a free control slot, or -1 (poller) */
+    int freeControlSlot() {
+        for (int i = 0; i < ctrlBusy.length; i++) {
+            if (!ctrlBusy[i]) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** @return usable for data: established on our side, peer granted credits, not closing */

@@ -13,7 +13,7 @@ import org.agrona.concurrent.YieldingIdleStrategy;
  *
  * <p>Why: under emulation (and on a shared core) a parked thread wakes at timer granularity (~ms), and the backoff
  * phases before parking each cost a CQ poll; measured on rxe in one TCG guest, idle duty cycles of the pollers and
- * cm agents took most of the single vCPU, starving the publisher (see {@code docs/rdma-transport.md}). A completion
+ * cm agents took most of the single vCPU, starving the publisher (see {@code docs/rdma-transport-history.md}). A completion
  * event wakes the poller as soon as there is work and costs nothing while there is none; but a sleep and its wake-up
  * (arm, poll(2), read the event) cost ~0.5 ms of CPU in the emulated guest, so during a stream yielding (which hands
  * the CPU to the publisher and the other agents) is cheaper than sleeping between completions.

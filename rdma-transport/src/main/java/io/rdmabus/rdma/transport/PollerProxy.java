@@ -7,8 +7,8 @@ import java.util.function.Consumer;
  *
  * <p>Callers: the cm agent thread ({@link #addConnection}, {@link #fail} of a connection it saw disconnect or replaced),
  * publisher threads ({@link #fail} of a connection a send failed on), application threads through
- * {@link RdmaTransport} ({@link #run}: adding and removing local subscriptions, the goodbye at close) and a test-hook
- * timer thread ({@link #run}). The poller takes at most {@link #COMMAND_LIMIT} commands per duty cycle, so a burst of
+ * {@link RdmaTransport} ({@link #run}: adding and removing local subscriptions, the goodbye at close) and test threads
+ * ({@link #run}, {@code RdmaTestSeams}). The poller takes at most {@link #COMMAND_LIMIT} commands per duty cycle, so a burst of
  * commands cannot starve completion polling.
  *
  * <p>Never drops a command silently and never blocks its caller: see {@link CommandQueue} (a bounded queue, then a

@@ -1,5 +1,7 @@
 package io.rdmabus.rdma.transport;
 
+import io.rdmabus.rdma.verbs.NativeLibraries;
+
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -84,7 +86,7 @@ final class RdmaDevices {
             return "no RDMA device with an ACTIVE port (found " + ports + ")";
         }
         try {
-            Class.forName("io.rdmabus.rdma.verbs.ffm.RdmaCm", true, RdmaDevices.class.getClassLoader());
+            NativeLibraries.load();
         } catch (Throwable t) {
             return "RDMA device present but libibverbs/librdmacm cannot be loaded (install rdma-core and ibverbs-providers, "
                     + "run with --enable-native-access=ALL-UNNAMED): " + t;

@@ -232,7 +232,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                     return false;
                 }
                 final boolean signaled = c.signalNext();
-                request.prepareSend(RdmaTransport.dataWrId(c.id, seq), mr, base, Wire.ENVELOPE_BYTES + frameLength, signaled);
+                request.prepareSend(WorkRequestId.ofDataSend(c.id, seq), mr, base, Wire.ENVELOPE_BYTES + frameLength, signaled);
                 if (Wire.ENVELOPE_BYTES + frameLength <= c.maxInlineBytes) {
                     request.inline();
                 }

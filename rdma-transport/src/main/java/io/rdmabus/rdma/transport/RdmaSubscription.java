@@ -9,6 +9,7 @@ final class RdmaSubscription implements TransportSubscription {
     final TopicDescriptor topic;
     final SubscriptionSink sink;
     private final RdmaTransport transport;
+    /** Volatile: the application thread closes it (and the poller at its close), the poller checks it per frame. */
     volatile boolean closed;
 
     RdmaSubscription(final RdmaTransport transport, final TopicDescriptor topic, final SubscriptionSink sink) {

@@ -1,6 +1,10 @@
 package io.rdmabus.rdma.transport;
 
-/** The connections whose peer subscribes one topic (sender side). Written by the poller, read by publications. */
+/**
+ * The connections whose peer subscribes one topic (sender side). Written by the poller, read by publications on their
+ * threads: copy-on-write, the array volatile so a publication sees a whole one without a lock; add and remove are
+ * synchronized only to keep two writers from losing an update (the poller is the one writer today).
+ */
 final class TopicRoute {
     private static final Connection[] NONE = new Connection[0];
     private volatile Connection[] subscribers = NONE;

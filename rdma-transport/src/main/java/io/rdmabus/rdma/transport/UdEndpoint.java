@@ -12,7 +12,6 @@ import io.rdmabus.rdma.verbs.QpType;
 import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.QueuePairSpec;
 import io.rdmabus.rdma.verbs.RecvRequest;
-import io.rdmabus.rdma.verbs.SendRequest;
 import io.rdmabus.rdma.verbs.UdPeer;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
@@ -25,17 +24,16 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
+
+import static io.rdmabus.rdma.transport.DeviceResources.closeQuietly;
 
 /**
  * The best-effort UD path of one transport: one UD queue pair (created through an rdma_cm id in the UDP port space,
@@ -48,7 +46,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * <p>Threads: completions (send and receive) arrive on the transport's shared CQ and are handed here by its poller
  * ({@link #onCompletion}); peer addresses arrive the same way ({@link #onPeerInfo}). Publications post from the
- * publisher's thread. Joins and leaves run on the caller's thread (control path), serialised on this object.
+ * publisher's thread. Joins and leaves run on the caller's thread (control path), serialised by {@link UdGroups}.
  *
  * <p>Discovery ({@code rdma.discovery=multicast}): the QP also joins the bus's control group; the cm agent posts
  * ADVERT datagrams to it ({@link #sendAdvert}), and the poller hands received ones, copied, to the cm agent through a
@@ -63,7 +61,6 @@ final class UdEndpoint implements AutoCloseable {
     private static final int GRH_IPV4_SOURCE_OFFSET = 20 + 12;
     private static final int TABLE = 4096;
     static final int SEND_QUEUE_DEPTH = 1024;
-    private static final long JOIN_TIMEOUT_MS = 10_000;
 
     final UdConfig config;
     final int payloadBytes;
@@ -94,22 +91,12 @@ final class UdEndpoint implements AutoCloseable {
     private final AtomicInteger nextPool = new AtomicInteger();
     private final List<UdPublication> publications = new ArrayList<>();
     private final List<UdRemote> retired = new ArrayList<>();
-    private final Map<Integer, int[]> receiveJoins = new HashMap<>();
-    private final Map<Integer, Group> sendJoins = new HashMap<>();
+    /** The multicast groups joined (null until the constructor created the ids). */
+    private final UdGroups groups;
     private volatile boolean closed;
 
-    // discovery (null/0 unless the control group was joined): written once before the agents start
-    /** Received ADVERT datagrams (copies), poller to cm agent; full = dropped and counted. */
-    private OneToOneConcurrentArrayQueue<byte[]> adverts;
-    private long nodeId;
-    private Group controlGroup;
-    private MemoryRegion advertMr;
-    private UnsafeBuffer advertView;
-    private final SendRequest advertRequest = new SendRequest();
-    /** Per advert page slot: 1 while its send is in flight (cm thread sets, poller clears). */
-    private final AtomicIntegerArray advertBusy = new AtomicIntegerArray(Advert.MAX_PAGES);
-    /** Received adverts the queue had no room for (poller writes). */
-    private volatile long advertsDropped;
+    /** Discovery's adverts on the control group; null unless it was joined (written once, before the agents start). */
+    private UdAdverts adverts;
 
     // counters (written by the poller only)
     private volatile long datagrams;
@@ -123,18 +110,6 @@ final class UdEndpoint implements AutoCloseable {
 
     /** A peer's unicast UD address (its QP and an address handle to its GID), for one RC connection. */
     record UdRemote(int connectionId, AddressHandle ah, int qpn, int qkey) {
-    }
-
-    /** A multicast group this transport sends to: the address handle from the join event. */
-    static final class Group {
-        final int address;
-        final AddressHandle ah;
-        int users;
-
-        Group(final int address, final AddressHandle ah) {
-            this.address = address;
-            this.ah = ah;
-        }
     }
 
     private UdEndpoint(final UdConfig config, final int qkey, final int payloadBytes, final int sendSlots, final ProtectionDomain pd,
@@ -181,7 +156,6 @@ final class UdEndpoint implements AutoCloseable {
             closeQuietly(data);
             closeQuietly(ch);
             recvRequest.close();
-            advertRequest.close();
             if (e instanceof TransportException te) {
                 throw te;
             }
@@ -190,6 +164,7 @@ final class UdEndpoint implements AutoCloseable {
         this.channel = ch;
         this.dataId = data;
         this.sendId = send;
+        this.groups = new UdGroups(data, send, pd);
         this.qp = q;
         this.qpn = q.qpNumber();
         this.recvMr = mr;
@@ -225,7 +200,7 @@ final class UdEndpoint implements AutoCloseable {
     }
 
     static long recvWrId(final int slot) {
-        return RdmaTransport.wrId(0, RdmaTransport.KIND_UD_RECV, 0, slot);
+        return WorkRequestId.of(0, WorkRequestId.KIND_UD_RECV, 0, slot);
     }
 
     /** @return the largest best-effort frame: one datagram minus the envelope */
@@ -240,7 +215,7 @@ final class UdEndpoint implements AutoCloseable {
         if (closed) {
             throw new TransportException("the rdma transport is closed");
         }
-        Group group = multicast ? joinForSending(topic) : null;
+        UdGroups.Group group = multicast ? groups.joinForSending(config.groupOf(topic.name())) : null;
         MemoryRegion mr = null;
         try {
             mr = pd.registerMemory((long) payloadBytes * sendSlots, Access.NONE);
@@ -263,7 +238,7 @@ final class UdEndpoint implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(mr);
             if (group != null) {
-                releaseGroup(group);
+                groups.releaseGroup(group);
             }
             throw e;
         }
@@ -284,7 +259,7 @@ final class UdEndpoint implements AutoCloseable {
             publications.remove(pub);
         }
         if (pub.group != null) {
-            releaseGroup(pub.group);
+            groups.releaseGroup(pub.group);
         }
     }
 
@@ -311,38 +286,6 @@ final class UdEndpoint implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ multicast
 
-    private synchronized Group joinForSending(final TopicDescriptor topic) {
-        return joinForSending(config.groupOf(topic.name()));
-    }
-
-    private synchronized Group joinForSending(final int address) {
-        Group g = sendJoins.get(address);
-        if (g == null) {
-            InetAddress group = inet(address);
-            UdPeer peer = sendId.joinMulticast(group, JOIN_TIMEOUT_MS);
-            AddressHandle ah;
-            try {
-                ah = peer.createAddressHandle(pd);
-            } catch (RuntimeException e) {
-                leaveQuietly(sendId, group);
-                throw e;
-            }
-            g = new Group(address, ah);
-            sendJoins.put(address, g);
-        }
-        g.users++;
-        return g;
-    }
-
-    private synchronized void releaseGroup(final Group g) {
-        if (--g.users > 0) {
-            return;
-        }
-        sendJoins.remove(g.address);
-        leaveQuietly(sendId, inet(g.address));
-        closeQuietly(g.ah);
-    }
-
     /**
      * Multicast mode: attaches the UD QP to the topic's group (first local subscription of the topic), so that frames
      * sent to the group arrive here. Unicast mode: nothing (publishers address this QP directly). Caller's thread.
@@ -351,17 +294,7 @@ final class UdEndpoint implements AutoCloseable {
         if (!multicast || closed) {
             return;
         }
-        joinForReceiving(config.groupOf(topic.name()));
-    }
-
-    private synchronized void joinForReceiving(final int address) {
-        int[] count = receiveJoins.get(address);
-        if (count == null) {
-            dataId.joinMulticast(inet(address), JOIN_TIMEOUT_MS);
-            count = new int[1];
-            receiveJoins.put(address, count);
-        }
-        count[0]++;
+        groups.joinForReceiving(config.groupOf(topic.name()));
     }
 
     /** Undoes {@link #subscribe}: the last local subscription of the group leaves it. */
@@ -369,32 +302,7 @@ final class UdEndpoint implements AutoCloseable {
         if (!multicast || closed) {
             return;
         }
-        leaveForReceiving(config.groupOf(topic.name()));
-    }
-
-    private synchronized void leaveForReceiving(final int address) {
-        int[] count = receiveJoins.get(address);
-        if (count != null && --count[0] == 0) {
-            receiveJoins.remove(address);
-            leaveQuietly(dataId, inet(address));
-        }
-    }
-
-    /** @return the IPv4 address of a big-endian int (a group, or an advertised endpoint) */
-    static InetAddress inet(final int address) {
-        try {
-            return InetAddress.getByAddress(new byte[] {(byte) (address >>> 24), (byte) (address >>> 16), (byte) (address >>> 8), (byte) address});
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static void leaveQuietly(final CmId id, final InetAddress group) {
-        try {
-            id.leaveMulticast(group);
-        } catch (RuntimeException ignored) {
-            // the group goes away with the id anyway
-        }
+        groups.leaveForReceiving(config.groupOf(topic.name()));
     }
 
     // ------------------------------------------------------------------------------------------------ discovery
@@ -411,25 +319,23 @@ final class UdEndpoint implements AutoCloseable {
         if (sendId == null) {
             throw new IllegalStateException("opened without the join-only id");
         }
-        this.nodeId = ownNodeId;
         boolean receiving = false;
+        UdGroups.Group controlGroup = null;
+        MemoryRegion advertMr = null;
         try {
-            joinForReceiving(address);
+            groups.joinForReceiving(address);
             receiving = true;
-            controlGroup = joinForSending(address);
+            controlGroup = groups.joinForSending(address);
             advertMr = pd.registerMemory((long) payloadBytes * Advert.MAX_PAGES, Access.NONE);
-            advertView = new UnsafeBuffer(advertMr.address(), (int) advertMr.sizeBytes());
-            adverts = new OneToOneConcurrentArrayQueue<>(64);
+            adverts = new UdAdverts(this, ownNodeId, controlGroup, advertMr);
         } catch (RuntimeException e) {
             if (controlGroup != null) {
-                releaseGroup(controlGroup);
-                controlGroup = null;
+                groups.releaseGroup(controlGroup);
             }
             if (receiving) {
-                leaveForReceiving(address);
+                groups.leaveForReceiving(address);
             }
             closeQuietly(advertMr);
-            advertMr = null;
             throw new TransportException("Cannot join the rdma discovery control group " + UdConfig.ipv4Text(address) + " ("
                     + DiscoveryConfig.MODE + "=multicast): " + e.getMessage() + "; where the fabric has no multicast, use "
                     + DiscoveryConfig.MODE + "=seeds with a seed list", e);
@@ -438,61 +344,21 @@ final class UdEndpoint implements AutoCloseable {
 
     /** @return received ADVERT datagrams (copies) for the cm agent, or null without discovery */
     OneToOneConcurrentArrayQueue<byte[]> adverts() {
-        return adverts;
+        return adverts == null ? null : adverts.received();
     }
 
     /**
-     * Posts one advert page to the control group (cm thread). A page whose previous send is still in flight, or a full
-     * send queue, skips this interval.
+     * Posts one advert page to the control group (cm thread); see {@link UdAdverts#send}.
      *
      * @return true if posted
      */
     boolean sendAdvert(final int page, final byte[] datagram, final int length) {
-        if (closed || controlGroup == null || page < 0 || page >= Advert.MAX_PAGES || length > payloadBytes || advertBusy.get(page) != 0) {
-            return false;
-        }
-        if (outstanding.incrementAndGet() > SEND_QUEUE_DEPTH) {
-            outstanding.decrementAndGet();
-            return false;
-        }
-        int offset = page * payloadBytes;
-        advertView.putBytes(offset, datagram, 0, length);
-        advertBusy.set(page, 1);
-        int rc;
-        try {
-            rc = qp.postSend(advertRequest.prepareSend(RdmaTransport.wrId(0, RdmaTransport.KIND_UD_ADVERT_SEND, 0, page), advertMr, offset,
-                    length, true).toUd(controlGroup.ah, MULTICAST_QPN, qkey));
-        } catch (RuntimeException e) {
-            rc = -1;
-        }
-        if (rc != 0) {
-            advertBusy.set(page, 0);
-            outstanding.decrementAndGet();
-            return false;
-        }
-        return true;
+        return adverts != null && adverts.send(page, datagram, length);
     }
 
     /** @return received adverts dropped because the cm agent's queue was full */
     long advertsDropped() {
-        return advertsDropped;
-    }
-
-    /** Poller: an ADVERT datagram of {@code length} bytes at {@code base}; ours is dropped, others are copied to the cm agent. */
-    private void onAdvert(final int base, final int length) {
-        if (recvView.getLong(base + Advert.NODE_OFFSET, ByteOrder.LITTLE_ENDIAN) == nodeId) {
-            ownLoopback++; // unicast mode: the device loops the group's datagrams back to our own QP
-            return;
-        }
-        if (adverts.remainingCapacity() == 0) {
-            advertsDropped++;
-            return;
-        }
-        byte[] copy = new byte[length]; // control traffic (about one per node and interval): the cm agent verifies it
-        recvView.getBytes(base, copy);
-        if (!adverts.offer(copy)) {
-            advertsDropped++;
-        }
+        return adverts == null ? 0 : adverts.dropped();
     }
 
     // ------------------------------------------------------------------------------------------------ poller side
@@ -566,17 +432,13 @@ final class UdEndpoint implements AutoCloseable {
     void onCompletion(final WorkCompletions wcs, final int i, final int kind, final int pool, final int slot,
                       final Int2ObjectHashMap<RdmaSubscription[]> local) {
         final int status = wcs.status(i);
-        if (kind == RdmaTransport.KIND_UD_ADVERT_SEND) {
-            outstanding.decrementAndGet();
-            if (slot < Advert.MAX_PAGES) {
-                advertBusy.set(slot, 0);
-            }
-            if (status != WorkCompletions.SUCCESS && status != WorkCompletions.WR_FLUSH_ERR && !closed) {
-                errors.accept(new TransportException("rdma UD advert send failed: " + WorkCompletions.statusText(status)));
+        if (kind == WorkRequestId.KIND_UD_ADVERT_SEND) {
+            if (adverts != null) {
+                adverts.onSendComplete(slot, status, errors);
             }
             return;
         }
-        if (kind == RdmaTransport.KIND_UD_SEND) {
+        if (kind == WorkRequestId.KIND_UD_SEND) {
             outstanding.decrementAndGet();
             UdPublication p = pools.get(pool);
             if (p != null) {
@@ -617,7 +479,9 @@ final class UdEndpoint implements AutoCloseable {
             // not a DATA frame: a discovery advert (only checked here, off the data path), or malformed
             if (adverts != null && length >= Advert.HEADER_BYTES && length <= payloadBytes
                     && recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN) == Wire.ADVERT) {
-                onAdvert(base, length);
+                if (!adverts.onReceived(recvView, base, length)) {
+                    ownLoopback++;
+                }
                 return;
             }
             malformed++;
@@ -703,15 +567,7 @@ final class UdEndpoint implements AutoCloseable {
             return;
         }
         closed = true;
-        for (int address : receiveJoins.keySet()) {
-            leaveQuietly(dataId, inet(address)); // detach while the QP exists
-        }
-        receiveJoins.clear();
-        for (Group g : sendJoins.values()) {
-            leaveQuietly(sendId, inet(g.address));
-            closeQuietly(g.ah);
-        }
-        sendJoins.clear();
+        groups.close(); // detaches while the QP exists
         for (int i = 0; i < TABLE; i++) {
             UdRemote r = remotes.getAndSet(i, null);
             if (r != null) {
@@ -722,25 +578,14 @@ final class UdEndpoint implements AutoCloseable {
             closeQuietly(r.ah());
         }
         retired.clear();
-        controlGroup = null; // its handle went with sendJoins
-        closeQuietly(qp);
+        closeQuietly(qp); // the control group's handle went with the groups
         closeQuietly(recvMr);
-        closeQuietly(advertMr);
+        if (adverts != null) {
+            adverts.close();
+        }
         recvRequest.close();
-        advertRequest.close();
         closeQuietly(sendId);
         closeQuietly(dataId);
         closeQuietly(channel);
-    }
-
-    private static void closeQuietly(final AutoCloseable r) {
-        if (r == null) {
-            return;
-        }
-        try {
-            r.close();
-        } catch (Exception ignored) {
-            // teardown continues
-        }
     }
 }

@@ -31,7 +31,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
 
     final int poolIndex;
-    final UdEndpoint.Group group;
+    final UdGroups.Group group;
     private final UdEndpoint endpoint;
     private final TopicDescriptor topic;
     private final TopicRoute route;
@@ -56,7 +56,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private long skippedNoAddress;
 
     UdPublication(final UdEndpoint endpoint, final int poolIndex, final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr,
-                  final int slotBytes, final int slots, final UdEndpoint.Group group) {
+                  final int slotBytes, final int slots, final UdGroups.Group group) {
         this.endpoint = endpoint;
         this.poolIndex = poolIndex;
         this.topic = topic;
@@ -172,7 +172,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
         view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
         refs.set(slot, targetCount);
         cursor = slot + 1 == slots ? 0 : slot + 1;
-        final long wrId = RdmaTransport.wrId(0, RdmaTransport.KIND_UD_SEND, poolIndex, slot);
+        final long wrId = WorkRequestId.of(0, WorkRequestId.KIND_UD_SEND, poolIndex, slot);
         if (group != null) {
             post(wrId, slot, base, group.ah, UdEndpoint.MULTICAST_QPN);
         } else {

@@ -36,7 +36,7 @@ import reactor.core.publisher.BaseSubscriber;
 
 /**
  * RELIABLE retention and resume on real rxe (one guest, two buses on one device), through the bus: the subscriber's
- * connection is broken mid-stream by a test hook ({@code rdma_disconnect} of its cm id, as a network fault would), its
+ * connection is broken mid-stream by {@link RdmaTestSeams#breakConnections} ({@code rdma_disconnect} of its cm id, as a network fault would), its
  * transport redials the publisher, asks to resume, and the publisher replays the retained frames before new ones.
  */
 @Tag("rxe")
@@ -45,6 +45,10 @@ class RdmaResumeRxeTest {
     private static final AtomicInteger PORTS = new AtomicInteger(19800);
 
     private static RdmaTransport transport(final Map<String, String> extra) {
+        return new RdmaTransport(config(extra));
+    }
+
+    private static RdmaTransportConfig config(final Map<String, String> extra) {
         Map<String, String> props = new HashMap<>(extra);
         props.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(PORTS.getAndIncrement()));
         props.put(RdmaTransportConfig.CM_PORT_RANGE, "1");
@@ -53,7 +57,7 @@ class RdmaResumeRxeTest {
         if (self != null && !self.isBlank()) {
             props.put(RdmaTransportConfig.BIND, self.trim());
         }
-        return new RdmaTransport(RdmaTransportConfig.parse(props));
+        return RdmaTransportConfig.parse(props);
     }
 
     private static Bus bus(final String name, final RdmaTransport t, final List<String> seeds) {
@@ -151,8 +155,7 @@ class RdmaResumeRxeTest {
         int breakAt = 1200;
         RdmaTransport pubT = transport(subDelayMs > 0 ? Map.of(RdmaTransportConfig.RETENTION_FRAMES, String.valueOf(RETAIN_ALL)) : Map.of());
         Bus pubBus = bus("resume-pub", pubT, List.of());
-        RdmaTransport subT = transport(Map.of());
-        subT.delaySubsAfterResumeForTest(subDelayMs);
+        RdmaTransport subT = RdmaTestSeams.withLateSubsAfterResume(config(Map.of()), subDelayMs);
         Bus subBus = bus("resume-sub", subT, List.of(pubT.listenEndpoint()));
         Bus otherBus = subDelayMs > 0 ? bus("resume-other-sub", transport(Map.of()), List.of(pubT.listenEndpoint())) : null;
         Thread thread = null;
@@ -179,10 +182,10 @@ class RdmaResumeRxeTest {
             assertTrue(await(() -> rec.got.size() >= breakAt, 60_000), "only " + rec.got.size() + " before the break");
             int publishedBefore = sent.get();
             long tBreak = System.nanoTime();
-            int broken = subT.breakConnectionsForTest();
+            int broken = RdmaTestSeams.breakConnections(subT);
             int before = rec.got.size();
             rec.slow = false;
-            assertEquals(1, broken, "connections broken by the hook");
+            assertEquals(1, broken, "connections broken by RdmaTestSeams.breakConnections");
             // the connection is back when the publisher routes to it again; then the replay runs
             // a refused resume ends the wait at once: the stats say why
             boolean resumed = await(() -> subT.liveConnectionCount() == 1 && pubT.resumeStats()[1] >= 1 || pubT.resumeStats()[3] > 0, 90_000);
@@ -269,7 +272,7 @@ class RdmaResumeRxeTest {
             }
             System.err.println("retention: publisher held back after " + sent.get() + " frames, subscriber took " + rec.got.size());
             assertEquals(10, rec.got.size());
-            assertEquals(1, subT.breakConnectionsForTest(), "connections broken by the hook");
+            assertEquals(1, RdmaTestSeams.breakConnections(subT), "connections broken by RdmaTestSeams.breakConnections");
             assertTrue(await(() -> rec.error.get() != null, 90_000), "the Flux did not fail after the reconnect");
             Throwable e = rec.error.get();
             System.err.println("retention: the Flux failed with " + e);

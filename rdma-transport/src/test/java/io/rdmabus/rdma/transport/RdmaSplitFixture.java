@@ -55,7 +55,7 @@ final class RdmaSplitFixture extends SplitTckFixture {
     /**
      * Two: the two guests' 4 vCPUs share the lab host's 2 cores, so each side gets about half the CPU the single-guest
      * TCK has, and every value goes through two guests' rxe and the bridge instead of one device. Measured with the bus
-     * host's batched forwarding (junit-rdma-transport-20261122-183428-27400, quiet host): the slowest cases used up to 61%
+     * host's batched forwarding on a quiet host: the slowest cases used up to 61%
      * of their unscaled bounds (RS stochastic_spec103 18.3 s of 30, reliableFanOutToThreeBuses 19.7 s of 40); the same
      * warm-ups took 2-3 times longer in the earlier runs beside other lab jobs.
      */

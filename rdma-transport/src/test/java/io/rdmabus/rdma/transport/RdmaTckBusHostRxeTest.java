@@ -48,7 +48,7 @@ class RdmaTckBusHostRxeTest {
         BusHost.Outcome outcome;
         try {
             BusHost host = BusHost.start(new InetSocketAddress(self, CONTROL_PORT), buses::newNode, RemoteCodecs.standard());
-            // written aside and renamed, so guest 1 never reads a half-written file (lab run junit-rdma-transport-20261122-154457-18388)
+            // written aside and renamed, so guest 1 never reads a half-written file
             Path tmp = LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY + ".tmp");
             Files.writeString(tmp, self + ":" + host.port() + "\n");
             Files.move(tmp, LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY), StandardCopyOption.ATOMIC_MOVE);

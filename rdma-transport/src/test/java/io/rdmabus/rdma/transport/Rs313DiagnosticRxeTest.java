@@ -37,7 +37,7 @@ import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 
 /**
- * Diagnostic of RS TCK rule 3.13 on rxe (docs/rdma-transport.md, "RS rule 3.13"): runs the rule's own scenario (the
+ * Diagnostic of RS TCK rule 3.13 on rxe (docs/rdma-transport-history.md, "RS rule 3.13"): runs the rule's own scenario (the
  * TCK's {@code BusPublisherVerification}: {@code take(3, true)}, a concurrent publish, request 1, one element, cancel,
  * wait 1 s, {@code System.gc()}, then 100 ms on the reference queue), each time on a timeout thread as TransportTck
  * does: A instrumented after reference processing settled; B instrumented and C the real rule, each right after the RS

@@ -21,6 +21,7 @@ public final class CliSupport {
      */
     public static CommandLine commandLine(final Object command) {
         final CommandLine cli = new CommandLine(command);
+        cli.setParameterExceptionHandler(new CommandSuggestions(cli.getParameterExceptionHandler()));
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (ex instanceof IllegalArgumentException) {
                 // a value that parsed but is out of range: the user's to fix, like a bad flag

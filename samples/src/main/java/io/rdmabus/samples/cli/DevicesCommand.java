@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 
 import io.rdmabus.BusConfigurationException;
 import io.rdmabus.rdma.verbs.VerbsContext;
+import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.samples.support.LocalBuses;
 import io.rdmabus.spi.TransportFactory;
 
@@ -17,6 +18,9 @@ import picocli.CommandLine.Command;
 final class DevicesCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /** errno of a verbs call the kernel does not implement: libibverbs found no RDMA support in it. */
+    private static final int ENOSYS = 38;
 
     DevicesCommand() {
     }
@@ -53,9 +57,32 @@ final class DevicesCommand implements Callable<Integer> {
         try {
             return VerbsContext.deviceNames();
         } catch (final Throwable ex) { // no libibverbs, no native access, no kernel support: all mean "no device"
-            out.println("(verbs library unusable here: " + ex.getClass().getSimpleName()
-                + (ex.getMessage() == null ? "" : ": " + ex.getMessage()) + ")");
+            out.println(whyNoDevices(ex));
             return List.of();
         }
+    }
+
+    /**
+     * @param ex what asking libibverbs for its devices threw
+     * @return one line: what is missing and what to do about it
+     */
+    static String whyNoDevices(final Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof VerbsException v && v.errno() == ENOSYS) {
+                return "libibverbs is installed but the kernel has no RDMA device (" + v.getMessage() + "); load the"
+                    + " RDMA driver of your NIC, or add a soft-RoCE device: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0";
+            }
+            if (t instanceof IllegalCallerException) {
+                return "the verbs library cannot be called: native access is not enabled (" + t.getMessage() + "); run with"
+                    + " --enable-native-access=ALL-UNNAMED (scripts/rdma-bus does)";
+            }
+            if (t instanceof UnsatisfiedLinkError || t instanceof IllegalArgumentException && String.valueOf(t.getMessage()).contains("library")) {
+                return "the verbs library libibverbs cannot be loaded (" + t.getMessage() + "); install rdma-core"
+                    + " and libibverbs (Debian, Ubuntu: apt-get install rdma-core ibverbs-providers; RHEL, Fedora: dnf install"
+                    + " rdma-core libibverbs)";
+            }
+        }
+        return "the verbs library is unusable here (" + ex.getClass().getSimpleName()
+            + (ex.getMessage() == null ? "" : ": " + ex.getMessage()) + ")";
     }
 }

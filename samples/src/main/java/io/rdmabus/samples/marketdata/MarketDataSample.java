@@ -11,6 +11,7 @@ import io.rdmabus.Bus;
 import io.rdmabus.SubscriptionStats;
 import io.rdmabus.samples.support.LatencyMeter;
 import io.rdmabus.samples.support.LocalBuses;
+import io.rdmabus.samples.support.StatsText;
 
 import org.HdrHistogram.Histogram;
 
@@ -164,6 +165,7 @@ public final class MarketDataSample implements Callable<Integer> {
                     && subscribers.stream().anyMatch(s -> s.trades().received() + s.trades().lost() < feed.tradesSent())) {
                     Thread.sleep(10);
                 }
+                drainQuotes(feed, subscribers);
                 return summary(out, buses.transport(), feed, subscribers);
             } finally {
                 feed.stop();
@@ -200,19 +202,50 @@ public final class MarketDataSample implements Callable<Integer> {
                 final LatencyMeter.Interval qi = s.quotes().interval();
                 final LatencyMeter.Interval ti = s.trades().interval();
                 final SubscriptionStats qs = s.stats(MarketDataTopics.QUOTES.name()).orElse(null);
-                lines.add(String.format("[%3ds] %-9s quotes %,9d/s lost %,7d  trades %,7d/s lost %d  bus: gaps %,d dropped %,d"
-                        + "  latency quotes %s | trades %s", second, s.role(), qi.received(), qi.lost(), ti.received(), ti.lost(),
+                lines.add(String.format("[%3ds] %-9s per second: quotes %,9d (lost %,7d), trades %,7d (lost %d) | since start: bus gaps %,d,"
+                        + " dropped %,d | latency quotes %s, trades %s", second, s.role(), qi.received(), qi.lost(), ti.received(), ti.lost(),
                     qs == null ? 0 : qs.gapMessages(), qs == null ? 0 : qs.droppedBySubscriber(), LatencyMeter.percentiles(qi.latencyNs()),
                     LatencyMeter.percentiles(ti.latencyNs())));
             }
             final long q = feed.quotesSent();
             final long d = feed.quotesDropped();
             final long t = feed.tradesSent();
-            out.printf("[%3ds] feed      quotes %,9d/s (refused %,d)  trades %,7d/s%n", second, q - lastQuotes, d - lastDropped, t - lastTrades);
+            out.printf("[%3ds] feed      per second: quotes %,9d (refused %,7d), trades %,7d%n", second, q - lastQuotes, d - lastDropped,
+                t - lastTrades);
             lines.forEach(out::println);
             lastQuotes = q;
             lastDropped = d;
             lastTrades = t;
+        }
+    }
+
+    /**
+     * Waits (at most 5 s) until every subscriber has accounted for every quote sent, received or reported lost, or
+     * makes no more progress for 500 ms: best-effort quotes may still be in the transport, a ring, the strategy's
+     * conflation or its worker when the feed stops. What is left is printed as not accounted for.
+     */
+    private static void drainQuotes(final MarketDataFeed feed, final List<MarketDataSubscriber> subscribers) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long lastSeen = -1;
+        long lastChangeNs = System.nanoTime();
+        while (System.nanoTime() < deadlineNs) {
+            long seen = 0;
+            boolean complete = true;
+            for (final MarketDataSubscriber s : subscribers) {
+                final long accounted = s.quotes().received() + s.quotes().lost();
+                seen += accounted;
+                complete &= accounted >= feed.quotesSent();
+            }
+            if (complete) {
+                return;
+            }
+            if (seen != lastSeen) {
+                lastSeen = seen;
+                lastChangeNs = System.nanoTime();
+            } else if (System.nanoTime() - lastChangeNs > TimeUnit.MILLISECONDS.toNanos(500)) {
+                return;
+            }
+            Thread.sleep(10);
         }
     }
 
@@ -230,11 +263,15 @@ public final class MarketDataSample implements Callable<Integer> {
             final SubscriberResult r = new SubscriberResult(s.role(), s.quotes().received(), s.quotes().lost(), s.trades().received(),
                 s.trades().lost(), qs, ts, s.quotes().total(), s.trades().total());
             results.add(r);
-            out.printf("%-9s quotes received %,d lost %,d; trades received %,d of %,d lost %d%s%n", s.role(), r.quotesReceived(),
-                r.quotesLost(), r.tradesReceived(), feed.tradesSent(), r.tradesLost(), s.error() == null ? "" : " ERROR " + s.error());
-            out.printf("%-9s latency quotes %s%n", "", LatencyMeter.percentiles(r.quoteLatencyNs()));
-            out.printf("%-9s latency trades %s%n", "", LatencyMeter.percentiles(r.tradeLatencyNs()));
-            out.printf("%-9s bus stats: %s%n%-9s           %s%n", "", qs, "", ts);
+            out.printf("%-9s %s%n", s.role(), SummaryLines.quotes(feed.quotesSent(), r.quotesReceived(), r.quotesLost(), qs));
+            out.printf("%-9s %s%s%n", "", SummaryLines.trades(feed.tradesSent(), r.tradesReceived(), r.tradesLost(), s.warmUpTrades(),
+                ts == null ? 0 : ts.messagesDelivered()), s.error() == null ? "" : " ERROR " + s.error());
+            out.printf("%-9s latency quotes %s; after the first %d s: %s%n", "", LatencyMeter.percentiles(r.quoteLatencyNs()),
+                LatencyMeter.WARM_UP_INTERVALS, LatencyMeter.percentiles(s.quotes().steadyState()));
+            out.printf("%-9s latency trades %s; after the first %d s: %s%n", "", LatencyMeter.percentiles(r.tradeLatencyNs()),
+                LatencyMeter.WARM_UP_INTERVALS, LatencyMeter.percentiles(s.trades().steadyState()));
+            out.printf("%-9s bus, quotes: %s%n", "", StatsText.of(qs));
+            out.printf("%-9s bus, trades: %s%n", "", StatsText.of(ts));
             out.printf("%-9s %s%n", "", s.describeState());
         }
         final Result result = new Result(transport, feed.quotesSent(), feed.quotesDropped(), feed.tradesSent(), results);

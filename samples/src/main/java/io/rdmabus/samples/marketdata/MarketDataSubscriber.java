@@ -22,6 +22,7 @@ abstract class MarketDataSubscriber implements AutoCloseable {
     private final Disposable.Composite subscriptions = Disposables.composite();
     private volatile long lastTradeId = Long.MIN_VALUE;
     private boolean sawWarmUp;
+    private volatile long warmUpTrades; // written by the trade subscription's one thread
     private volatile Throwable error;
 
     MarketDataSubscriber(final String role, final Bus bus, final CountDownLatch ready) {
@@ -39,6 +40,7 @@ abstract class MarketDataSubscriber implements AutoCloseable {
 
     final void onTrade(final Received<Trade> trade) {
         if (trade.value().tradeId() == MarketDataTopics.WARM_UP_TRADE_ID) {
+            warmUpTrades++;
             if (!sawWarmUp) {
                 sawWarmUp = true;
                 ready.countDown(); // from now on this subscriber is on the reliable stream and sees every real trade
@@ -68,6 +70,11 @@ abstract class MarketDataSubscriber implements AutoCloseable {
 
     LatencyMeter trades() {
         return trades;
+    }
+
+    /** @return warm-up trades delivered: the bus counts them, the trade meter does not */
+    long warmUpTrades() {
+        return warmUpTrades;
     }
 
     long lastTradeId() {

@@ -19,11 +19,16 @@ public final class LatencyMeter {
     private final EpochNanoClock clock = new SystemEpochNanoClock();
     private final Recorder recorder = new Recorder(3);
     private final Histogram total = new Histogram(3);
+    private final Histogram steadyState = new Histogram(3);
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong lost = new AtomicLong();
     private Histogram intervalHistogram;
     private long lastReceived;
     private long lastLost;
+    private int intervals;
+
+    /** Intervals (seconds, when taken once a second) left out of {@link #steadyState()}: connection set-up, JIT warm-up. */
+    public static final int WARM_UP_INTERVALS = 2;
 
     /** Creates an empty meter. */
     public LatencyMeter() {
@@ -69,6 +74,9 @@ public final class LatencyMeter {
     public synchronized Interval interval() {
         intervalHistogram = recorder.getIntervalHistogram(intervalHistogram);
         total.add(intervalHistogram);
+        if (++intervals > WARM_UP_INTERVALS) {
+            steadyState.add(intervalHistogram);
+        }
         final long r = received.get();
         final long l = lost.get();
         final Interval interval = new Interval(r - lastReceived, l - lastLost, intervalHistogram.copy());
@@ -80,6 +88,13 @@ public final class LatencyMeter {
     /** @return a copy of every latency taken by {@link #interval()} so far (call {@link #interval()} first to include the latest) */
     public synchronized Histogram total() {
         return total.copy();
+    }
+
+    /**
+     * @return a copy of the latencies of every interval taken by {@link #interval()} after the first {@link #WARM_UP_INTERVALS}
+     */
+    public synchronized Histogram steadyState() {
+        return steadyState.copy();
     }
 
     /**

@@ -35,6 +35,9 @@ class MarketDataSampleTest {
             assertTrue(s.quoteLatencyNs().getTotalCount() > 0, s.role() + " measured latency: " + output);
         }
         assertTrue(result.tradesComplete(), output);
+        // each subscriber's quote line adds up to the quotes sent, and its trade line to the bus's count
+        assertEquals(2, output.split(String.format("= %,d sent", result.quotesSent()), -1).length - 1, output);
+        assertTrue(!output.contains("does NOT add up"), output);
         assertTrue(output.contains("transport: aeron-ipc"), output);
         assertTrue(output.contains("OK: every trade reached every subscriber"), output);
     }

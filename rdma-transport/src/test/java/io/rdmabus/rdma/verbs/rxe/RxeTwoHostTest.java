@@ -134,99 +134,109 @@ class RxeTwoHostTest {
         int count = 50;
         int grh = 40;
         if (server) {
-            try (CmEventChannel ch = new CmEventChannel(); CmId listener = CmId.create(ch, CmId.PortSpace.UDP)) {
-                listener.bind(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), port));
-                listener.listen(4);
-                CmId.Request req = listener.awaitConnectRequest(WAIT_MS);
-                assertTrue(req != null, "no UD (SIDR) request within " + WAIT_MS + " ms");
-                CmId id = req.id();
-                ProtectionDomain pd = id.context().allocateProtectionDomain();
-                CompletionQueue cq = id.context().createCompletionQueue(128, null);
-                QueuePair qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, 16, 64, 0));
-                MemoryRegion buf = pd.registerMemory(64L * 2048, Access.LOCAL_WRITE);
-                try (RecvRequest rr = new RecvRequest(); WorkCompletions wcs = new WorkCompletions(16)) {
-                    for (int i = 0; i < 64; i++) {
-                        RcEndpoint.check(qp.postRecv(rr.prepare(i, buf, i * 2048L, 2048)), "post_recv");
-                    }
-                    id.accept(WAIT_MS);
-                    Set<String> got = new HashSet<>();
-                    long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
-                    while (got.size() < count && System.nanoTime() < deadline) {
-                        int n = cq.poll(wcs);
-                        for (int i = 0; i < n; i++) {
-                            assertEquals(WorkCompletions.SUCCESS, wcs.status(i), WorkCompletions.statusText(wcs.status(i)));
-                            int slot = (int) wcs.wrId(i);
-                            int len = wcs.byteLength(i) - grh;
-                            byte[] b = buf.segment().asSlice(slot * 2048L + grh, len).toArray(ValueLayout.JAVA_BYTE);
-                            got.add(new String(b, StandardCharsets.UTF_8));
-                            RcEndpoint.check(qp.postRecv(rr.prepare(slot, buf, slot * 2048L, 2048)), "post_recv");
-                        }
-                        if (n == 0) {
-                            Thread.sleep(1);
-                        }
-                    }
-                    for (int i = 0; i < count; i++) {
-                        assertTrue(got.contains("datagram " + i), "missing datagram " + i + ", got " + got.size());
-                    }
-                } finally {
-                    qp.close();
-                    buf.close();
-                    pd.close();
-                    cq.close();
-                    id.close();
-                }
-            }
+            receiveUdDatagrams(port, count, grh);
         } else {
-            long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
-            while (true) {
-                try (CmEventChannel ch = new CmEventChannel()) {
-                    CmId id = CmId.create(ch, CmId.PortSpace.UDP);
-                    try {
-                        id.resolveAddress(null, new InetSocketAddress(InetAddress.getByName(serverIp), port), 5000);
-                        id.resolveRoute(5000);
-                        ProtectionDomain pd = id.context().allocateProtectionDomain();
-                        CompletionQueue cq = id.context().createCompletionQueue(64, null);
-                        QueuePair qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, 16, 4, 0));
-                        MemoryRegion buf = pd.registerMemory(8192, Access.NONE);
-                        try (SendRequest sr = new SendRequest(); WorkCompletions wcs = new WorkCompletions(16)) {
-                            UdPeer peer;
-                            try {
-                                peer = id.connect(null, 10_000);
-                            } catch (RdmaConnectException e) {
-                                if (e.eventType() != CmEventType.UNREACHABLE && e.eventType() != CmEventType.REJECTED
-                                        || System.nanoTime() > deadline) {
-                                    throw e;
-                                }
-                                Thread.sleep(300);
-                                continue;
-                            }
-                            assertTrue(peer != null, "SIDR resolution returned no UD parameters");
-                            assertEquals(0x01234567, peer.qkey(), "rdma_cm UD Q_Key (RDMA_UDP_QKEY)");
-                            try (AddressHandle ah = peer.createAddressHandle(pd)) {
-                                int mtu = qp.maxUdPayloadBytes();
-                                assertTrue(mtu >= 256 && mtu <= 4096, "path MTU " + mtu);
-                                IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class,
-                                        () -> qp.postSend(sr.prepareSend(99, buf, 0, mtu + 1, true).toUd(ah, peer.remoteQpn(), peer.qkey())));
-                                assertTrue(tooBig.getMessage().contains("exceeds the path MTU"), tooBig.getMessage());
-                                for (int i = 0; i < count; i++) {
-                                    byte[] b = ("datagram " + i).getBytes(StandardCharsets.UTF_8);
-                                    MemorySegment.copy(b, 0, buf.segment(), ValueLayout.JAVA_BYTE, 0, b.length);
-                                    RcEndpoint.check(qp.postSend(sr.prepareSend(i, buf, 0, b.length, true)
-                                            .toUd(ah, peer.remoteQpn(), peer.qkey())), "post_send UD");
-                                    awaitSend(cq, wcs, i);
-                                    Thread.sleep(5);
-                                }
-                            }
-                        } finally {
-                            qp.close();
-                            buf.close();
-                            pd.close();
-                            cq.close();
-                        }
-                        return;
-                    } finally {
-                        id.close();
+            sendUdDatagrams(port, count);
+        }
+    }
+
+    /** Server side of {@link #udDatagramsWithQkeyAndMtuLimit}: accepts the SIDR request and receives the datagrams. */
+    private void receiveUdDatagrams(final int port, final int count, final int grh) throws Exception {
+        try (CmEventChannel ch = new CmEventChannel(); CmId listener = CmId.create(ch, CmId.PortSpace.UDP)) {
+            listener.bind(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), port));
+            listener.listen(4);
+            CmId.Request req = listener.awaitConnectRequest(WAIT_MS);
+            assertTrue(req != null, "no UD (SIDR) request within " + WAIT_MS + " ms");
+            CmId id = req.id();
+            ProtectionDomain pd = id.context().allocateProtectionDomain();
+            CompletionQueue cq = id.context().createCompletionQueue(128, null);
+            QueuePair qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, 16, 64, 0));
+            MemoryRegion buf = pd.registerMemory(64L * 2048, Access.LOCAL_WRITE);
+            try (RecvRequest rr = new RecvRequest(); WorkCompletions wcs = new WorkCompletions(16)) {
+                for (int i = 0; i < 64; i++) {
+                    RcEndpoint.check(qp.postRecv(rr.prepare(i, buf, i * 2048L, 2048)), "post_recv");
+                }
+                id.accept(WAIT_MS);
+                Set<String> got = new HashSet<>();
+                long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
+                while (got.size() < count && System.nanoTime() < deadline) {
+                    int n = cq.poll(wcs);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(WorkCompletions.SUCCESS, wcs.status(i), WorkCompletions.statusText(wcs.status(i)));
+                        int slot = (int) wcs.wrId(i);
+                        int len = wcs.byteLength(i) - grh;
+                        byte[] b = buf.segment().asSlice(slot * 2048L + grh, len).toArray(ValueLayout.JAVA_BYTE);
+                        got.add(new String(b, StandardCharsets.UTF_8));
+                        RcEndpoint.check(qp.postRecv(rr.prepare(slot, buf, slot * 2048L, 2048)), "post_recv");
                     }
+                    if (n == 0) {
+                        Thread.sleep(1);
+                    }
+                }
+                for (int i = 0; i < count; i++) {
+                    assertTrue(got.contains("datagram " + i), "missing datagram " + i + ", got " + got.size());
+                }
+            } finally {
+                qp.close();
+                buf.close();
+                pd.close();
+                cq.close();
+                id.close();
+            }
+        }
+    }
+
+    /** Client side of {@link #udDatagramsWithQkeyAndMtuLimit}: resolves the server over SIDR and sends the datagrams. */
+    private void sendUdDatagrams(final int port, final int count) throws Exception {
+        long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
+        while (true) {
+            try (CmEventChannel ch = new CmEventChannel()) {
+                CmId id = CmId.create(ch, CmId.PortSpace.UDP);
+                try {
+                    id.resolveAddress(null, new InetSocketAddress(InetAddress.getByName(serverIp), port), 5000);
+                    id.resolveRoute(5000);
+                    ProtectionDomain pd = id.context().allocateProtectionDomain();
+                    CompletionQueue cq = id.context().createCompletionQueue(64, null);
+                    QueuePair qp = id.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, 16, 4, 0));
+                    MemoryRegion buf = pd.registerMemory(8192, Access.NONE);
+                    try (SendRequest sr = new SendRequest(); WorkCompletions wcs = new WorkCompletions(16)) {
+                        UdPeer peer;
+                        try {
+                            peer = id.connect(null, 10_000);
+                        } catch (RdmaConnectException e) {
+                            if (e.eventType() != CmEventType.UNREACHABLE && e.eventType() != CmEventType.REJECTED
+                                    || System.nanoTime() > deadline) {
+                                throw e;
+                            }
+                            Thread.sleep(300);
+                            continue;
+                        }
+                        assertTrue(peer != null, "SIDR resolution returned no UD parameters");
+                        assertEquals(0x01234567, peer.qkey(), "rdma_cm UD Q_Key (RDMA_UDP_QKEY)");
+                        try (AddressHandle ah = peer.createAddressHandle(pd)) {
+                            int mtu = qp.maxUdPayloadBytes();
+                            assertTrue(mtu >= 256 && mtu <= 4096, "path MTU " + mtu);
+                            IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class,
+                                    () -> qp.postSend(sr.prepareSend(99, buf, 0, mtu + 1, true).toUd(ah, peer.remoteQpn(), peer.qkey())));
+                            assertTrue(tooBig.getMessage().contains("exceeds the path MTU"), tooBig.getMessage());
+                            for (int i = 0; i < count; i++) {
+                                byte[] b = ("datagram " + i).getBytes(StandardCharsets.UTF_8);
+                                MemorySegment.copy(b, 0, buf.segment(), ValueLayout.JAVA_BYTE, 0, b.length);
+                                RcEndpoint.check(qp.postSend(sr.prepareSend(i, buf, 0, b.length, true)
+                                        .toUd(ah, peer.remoteQpn(), peer.qkey())), "post_send UD");
+                                awaitSend(cq, wcs, i);
+                                Thread.sleep(5);
+                            }
+                        }
+                    } finally {
+                        qp.close();
+                        buf.close();
+                        pd.close();
+                        cq.close();
+                    }
+                    return;
+                } finally {
+                    id.close();
                 }
             }
         }

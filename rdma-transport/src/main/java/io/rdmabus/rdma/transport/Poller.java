@@ -1,0 +1,504 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.Delivery;
+import io.rdmabus.TransportException;
+import io.rdmabus.rdma.verbs.VerbsException;
+import io.rdmabus.rdma.verbs.WorkCompletions;
+import io.rdmabus.spi.SubscriptionSink;
+
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.Agent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The completion poller (as Aeron's {@code Receiver} and {@code Sender} in one agent, since one completion queue carries
+ * both): polls the transport's shared CQ in batches, delivers received frames to local subscriptions (holding them while
+ * a sink back-pressures), returns credits, authenticates acceptors' peers, and runs the control sends
+ * ({@link ControlSender}), RELIABLE resume and replay ({@link ReliableResume}) and the periodic duties
+ * ({@link LivenessDuty}). Other threads reach it only through {@link PollerProxy}.
+ *
+ * <p>Owner: its own thread ({@code rdma-bus-rdma-poller-<bus>}) owns every field here, the local subscriptions and the
+ * {@link Connection} fields marked "poller"; it hands a failed connection to the cm agent through {@link CmAgentProxy}.
+ * The diagnostic counters below are plain fields read racily through the transport's {@code pollerStats()}.
+ */
+class Poller implements Agent {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
+    /** Completions polled per {@code ibv_poll_cq}. */
+    private static final int BATCH = 64;
+
+    private final String roleName;
+    private final RdmaContext ctx;
+    private final RdmaTransportConfig config;
+    private final UdEndpoint ud;
+    private final AtomicReferenceArray<RdmaPublication> pools;
+    private final PollerProxy commands;
+    private final CmAgentProxy cmProxy;
+    private final WorkCompletions wcs = new WorkCompletions(BATCH);
+    /** Local subscriptions by topic id. */
+    private final Int2ObjectHashMap<RdmaSubscription[]> local = new Int2ObjectHashMap<>();
+    /** Connections this poller serves (added by {@link #addConnection}, removed by {@link #fail}). */
+    private final List<Connection> active = new ArrayList<>();
+    private final ControlSender control;
+    private final ReliableResume resume;
+    private final LivenessDuty liveness;
+    /** The poller's thread, set at its start (volatile: other threads ask whether they run on it). */
+    private volatile Thread thread;
+    long dutyCycles;
+    long idleCycles;
+    long completions;
+    long dataReceives;
+    long sleeps;
+    /** The last sleep on the completion channel ran out without an event: nothing arrived for a while. */
+    private boolean quiet;
+    private int emptyPolls;
+
+    Poller(final String roleName, final RdmaContext ctx, final PollerProxy commands, final CmAgentProxy cmProxy) {
+        this.roleName = roleName;
+        this.ctx = ctx;
+        this.config = ctx.config;
+        this.ud = ctx.ud;
+        this.pools = ctx.publications.pools();
+        this.commands = commands;
+        this.cmProxy = cmProxy;
+        this.control = new ControlSender(ctx, this::fail);
+        this.resume = new ReliableResume(ctx, local, control, this::fail);
+        this.liveness = new LivenessDuty(ctx, this::fail);
+    }
+
+    @Override
+    public void onStart() {
+        thread = Thread.currentThread();
+    }
+
+    /** @return whether the caller runs on the poller's thread */
+    boolean onPollerThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** @return the diagnostic counters (racy): duty cycles, idle ones, completions, DATA receives, control sends, CREDITs, sleeps */
+    long[] stats() {
+        return new long[] {dutyCycles, idleCycles, completions, dataReceives, control.controlSends, control.creditSends, sleeps};
+    }
+
+    @Override
+    public int doWork() {
+        int work = commands.drain();
+        int n = ctx.device.cq.poll(wcs);
+        if (n < 0) {
+            throw new TransportException("ibv_poll_cq failed: " + n);
+        }
+        for (int i = 0; i < n; i++) {
+            onCompletion(i);
+        }
+        work += n;
+        if (ud != null) {
+            work += ud.onPollerDuty(); // UD path
+        }
+        work += resume.stepReplays();
+        // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
+        // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
+        emptyPolls = n == 0 ? emptyPolls + 1 : 0;
+        boolean idle = quiet || emptyPolls >= 1000;
+        quiet = false;
+        work += liveness.onDuty(active);
+        boolean keepalive = liveness.keepaliveDue();
+        for (int i = 0; i < active.size(); i++) {
+            Connection c = active.get(i);
+            work += deliverHeld(c);
+            work += control.flush(c, idle, keepalive);
+        }
+        if (idle) {
+            emptyPolls = 0;
+        }
+        completions += n;
+        dutyCycles++;
+        if (work == 0) {
+            idleCycles++;
+        }
+        return work;
+    }
+
+    /**
+     * Idle: arms the CQ, polls once more (a completion that raced the arming is handled now), then waits on the
+     * completion channel (bounded). While frames are held for a back-pressuring sink it only parks briefly, so
+     * they are offered again soon.
+     *
+     * @return completions handled (0 if it slept)
+     */
+    int sleep(final long timeoutMs) {
+        if (commands.hasCommands()) {
+            return 1;
+        }
+        for (int i = 0; i < active.size(); i++) {
+            if (active.get(i).heldSize > 0) {
+                LockSupport.parkNanos(100_000);
+                return 0;
+            }
+        }
+        if (resume.replayAwaitingCommit()) {
+            // a replay waits for the publisher thread's commit (no completion will wake us for that): look again soon;
+            // an armed replay waiting for credits sleeps like any sender, the peer's CREDIT is a completion
+            LockSupport.parkNanos(100_000);
+            return 0;
+        }
+        int rc = ctx.device.cq.requestNotify(false);
+        if (rc != 0) {
+            throw new TransportException("ibv_req_notify_cq failed: " + rc);
+        }
+        int n = ctx.device.cq.poll(wcs);
+        if (n < 0) {
+            throw new TransportException("ibv_poll_cq failed: " + n);
+        }
+        if (n > 0) {
+            for (int i = 0; i < n; i++) {
+                onCompletion(i);
+            }
+            completions += n;
+            return n;
+        }
+        sleeps++;
+        quiet = ctx.device.completionChannel.awaitEvent(timeoutMs, ctx.device.cq) == null;
+        return 0;
+    }
+
+    private void onCompletion(final int i) {
+        long wrId = wcs.wrId(i);
+        int connId = WorkRequestId.connectionId(wrId);
+        int kind = WorkRequestId.kind(wrId);
+        int pool = WorkRequestId.pool(wrId);
+        int slot = WorkRequestId.slot(wrId);
+        int status = wcs.status(i);
+        if (WorkRequestId.isUd(kind)) {
+            if (ud != null) {
+                ud.onCompletion(wcs, i, kind, pool, slot, local); // UD path
+            }
+            return;
+        }
+        Connection c = ctx.connections.get(connId);
+        switch (kind) {
+            case WorkRequestId.KIND_DATA_SEND -> {
+                if (c != null) {
+                    c.sendCompletions++;
+                    c.onDataSendCompletion(WorkRequestId.sequenceBits(wrId), pools);
+                }
+            }
+            case WorkRequestId.KIND_CTRL_SEND -> {
+                if (c != null) {
+                    c.sendCompletions++;
+                    c.ctrlBusy[slot] = false;
+                    c.outstandingSends.decrementAndGet();
+                    c.onControlSendCompletion(slot, pools);
+                }
+            }
+            case WorkRequestId.KIND_RECV -> {
+                if (c != null && !c.closed && status == WorkCompletions.SUCCESS) {
+                    onReceive(c, slot, wcs.byteLength(i));
+                }
+            }
+            default -> ctx.errorHandler.accept(new TransportException("unknown rdma work request id " + wrId));
+        }
+        if (status != WorkCompletions.SUCCESS && c != null && !c.closed) {
+            if (status == WorkCompletions.RETRY_EXC_ERR) {
+                // the peer stopped acknowledging: gone or unreachable, not a fault of this node; it redials (or we do)
+                ctx.counters.increment(RdmaCounter.PEERS_LOST);
+                LOG.warn("rdma transport of bus '{}': {} stopped acknowledging ({}); closing the connection, seeds redial and "
+                        + "RELIABLE subscribers resume", ctx.busName, c, WorkCompletions.statusText(status));
+                fail(c, null);
+            } else {
+                fail(c, status == WorkCompletions.WR_FLUSH_ERR ? null
+                        : new TransportException(c + ": work completion failed: " + WorkCompletions.statusText(status)));
+            }
+        }
+    }
+
+    private void onReceive(final Connection c, final int slot, final int length) {
+        if (!c.admitted) {
+            // not verified yet (the cm agent still checks the peer's proof): keep it, act on it only after admission,
+            // so a peer that is then refused never had a SUB, UD address or credit taken from it
+            c.earlySlot[c.earlyCount] = slot;
+            c.earlyLength[c.earlyCount] = length;
+            c.earlyCount++;
+            return;
+        }
+        int base = slot * c.slotBytes;
+        int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        if (c.expectedProof != null) {
+            // not authenticated yet: the only message accepted is the connector's AUTH (or its BYE)
+            verifyAuth(c, slot, type, length);
+            return;
+        }
+        int kind = ControlMessages.classify(c.recvView, base, length, config.maxFrameBytes(), RdmaTransportConfig.MAX_DATA_CREDITS);
+        if (kind < 0 && kind != ControlMessages.ERR_PEER_FRAME) {
+            // bounds-checked before anything acts on it: a malformed message is counted, reported and dropped
+            repost(c, slot);
+            ctx.counters.increment(RdmaCounter.MALFORMED_MESSAGES);
+            ctx.errorHandler.accept(new TransportException(c + ": dropped a malformed message (" + ControlMessages.describe(kind)
+                    + ", type " + type + ", " + length + " bytes)"));
+            return;
+        }
+        if (type == Wire.DATA) {
+            dataReceives++;
+            int tail = (c.heldHead + c.heldSize) % c.recvSlots;
+            c.heldSlot[tail] = slot;
+            c.heldLength[tail] = length;
+            c.heldSize++;
+            return;
+        }
+        onControlMessage(c, slot, base, type, arg);
+    }
+
+    /** Acts on one well-formed control message (classify checked its length and fields), then reposts its slot. */
+    private void onControlMessage(final Connection c, final int slot, final int base, final int type, final int arg) {
+        switch (type) {
+            case Wire.INIT -> {
+                int peerFrame = c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN);
+                if (peerFrame < config.maxFrameBytes()) {
+                    repost(c, slot);
+                    fail(c, new TransportException(c + ": the peer's " + RdmaTransportConfig.FRAME_BYTES + " is " + peerFrame
+                            + ", smaller than ours (" + config.maxFrameBytes() + "): use the same value on every node"));
+                    return;
+                }
+                c.credits.addAndGet(arg);
+                c.ready = true;
+            }
+            case Wire.CREDIT -> c.credits.addAndGet(arg);
+            case Wire.SUB -> {
+                if (resume.replayPending(c, arg)) {
+                    c.deferredSubs.add(arg); // new frames only after the replay (stepReplay adds the route)
+                } else {
+                    ctx.publications.route(arg).add(c);
+                }
+            }
+            case Wire.UNSUB -> {
+                c.deferredSubs.remove(arg);
+                if (resume.replayPending(c, arg)) {
+                    c.unsubscribedDuringReplay.add(arg);
+                }
+                ctx.publications.route(arg).remove(c);
+            }
+            case Wire.RESUME -> resume.onResume(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                    c.recvView.getLong(base + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN));
+            case Wire.RESUME_FAILED -> resume.onResumeFailed(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                    c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                    c.recvView.getLong(base + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                    c.recvView.getLong(base + Wire.OLDEST_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN));
+            case Wire.BYE -> {
+                fail(c, null);
+                return;
+            }
+            case Wire.UD_INFO -> {
+                if (ud != null) { // classify checked the length
+                    ud.onPeerInfo(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
+                            c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN)); // UD path
+                }
+            }
+            case Wire.AUTH -> {
+                // a connector's proof arriving at a node without a secret: the connector would refuse us anyway
+                repost(c, slot);
+                ctx.refusals.refused(c.peer, "it sent AUTH (it has a bus secret) but this node has none: set the same " + AuthConfig.SECRET_FILE
+                        + " on every node");
+                fail(c, null);
+                return;
+            }
+            default -> {
+                // no other type gets here: classify dropped it as malformed
+            }
+        }
+        repost(c, slot);
+    }
+
+    private void verifyAuth(final Connection c, final int slot, final int type, final int length) {
+        int base = slot * c.slotBytes;
+        if (type == Wire.BYE) {
+            fail(c, null);
+            return;
+        }
+        boolean ok = false;
+        if (type == Wire.AUTH && length >= Wire.AUTH_BYTES) {
+            byte[] got = new byte[PeerAuth.PROOF_BYTES];
+            c.recvView.getBytes(base + Wire.ENVELOPE_BYTES, got);
+            ok = PeerAuth.matches(c.expectedProof, got);
+        }
+        repost(c, slot);
+        if (!ok) {
+            ctx.refusals.refused(c.peer, type == Wire.AUTH ? "wrong bus secret (its AUTH proof does not match)"
+                    : "no AUTH before its first message (type " + type + "): it has no bus secret or another one");
+            fail(c, null);
+            return;
+        }
+        c.expectedProof = null; // authenticated: INIT and SUBs go out on the next flushControl
+    }
+
+    private void repost(final Connection c, final int slot) {
+        if (c.closed) {
+            return;
+        }
+        int rc = c.qp.postRecv(c.recvRequest.prepare(WorkRequestId.of(c.id, WorkRequestId.KIND_RECV, 0, slot), c.recvMr, (long) slot * c.slotBytes,
+                c.slotBytes));
+        if (rc != 0) {
+            fail(c, new VerbsException("ibv_post_recv", rc));
+        }
+    }
+
+    /** Offers held frames in order; stops at the first one the bus back-pressures. */
+    private int deliverHeld(final Connection c) {
+        int delivered = 0;
+        while (c.heldSize > 0 && !c.closed) {
+            int slot = c.heldSlot[c.heldHead];
+            int length = c.heldLength[c.heldHead];
+            int base = slot * c.slotBytes;
+            int topicId = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            RdmaSubscription[] subs = local.get(topicId);
+            if (subs != null) {
+                for (int k = c.headSinkIndex; k < subs.length; k++) {
+                    RdmaSubscription s = subs[k];
+                    if (s.closed) {
+                        continue;
+                    }
+                    int r = s.sink.onFrame(c.recvView, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES);
+                    if (r == SubscriptionSink.BACK_PRESSURE) {
+                        c.headSinkIndex = k;
+                        return delivered;
+                    }
+                }
+                if (subs.length > 0 && subs[0].topic.delivery() == Delivery.RELIABLE) {
+                    resume.recordConsumed(c, topicId, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES);
+                }
+            }
+            c.headSinkIndex = 0;
+            c.heldHead = (c.heldHead + 1) % c.recvSlots;
+            c.heldSize--;
+            c.creditsToReturn++;
+            delivered++;
+            repost(c, slot);
+        }
+        return delivered;
+    }
+
+    void addLocal(final RdmaSubscription sub) {
+        int topicId = sub.topic.topicId();
+        RdmaSubscription[] cur = local.get(topicId);
+        if (cur == null) {
+            local.put(topicId, new RdmaSubscription[] {sub});
+            for (Connection c : active) {
+                c.pendingControl.add(new long[] {Wire.SUB, topicId});
+            }
+        } else {
+            RdmaSubscription[] next = Arrays.copyOf(cur, cur.length + 1);
+            next[cur.length] = sub;
+            local.put(topicId, next);
+        }
+    }
+    /** Starts serving the established connection {@code c} the cm agent handed over: UD_INFO, RESUMEs, SUBs, then what it sent early. */
+    void addConnection(final Connection c) {
+        if (c.closed) {
+            return;
+        }
+        active.add(c);
+        if (ud != null) {
+            c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
+        }
+        long resumesBefore = ctx.counters.get(RdmaCounter.RESUME_REQUESTS);
+        resume.requestResume(c); // RESUME before the SUB of its topic: the publisher replays before it routes new frames
+        announceSubscriptions(c, ctx.counters.get(RdmaCounter.RESUME_REQUESTS) > resumesBefore);
+        control.flush(c, true, false);
+        c.admitted = true;
+        for (int i = 0; i < c.earlyCount && !c.closed; i++) {
+            onReceive(c, c.earlySlot[i], c.earlyLength[i]); // what the peer sent before it was verified, in order
+        }
+        c.earlyCount = 0;
+    }
+
+    /**
+     * Sends a SUB for every local topic on the new connection {@code c} (unless it failed meanwhile), right behind the
+     * RESUMEs when {@code resuming}. The seam where a test makes the SUBs arrive after the replay has ended (what a slow
+     * link or a later completion batch can do): {@code RdmaTestSeams.withLateSubsAfterResume} overrides it.
+     */
+    void announceSubscriptions(final Connection c, final boolean resuming) {
+        if (c.closed) {
+            return;
+        }
+        for (int topicId : local.keySet()) {
+            c.pendingControl.add(new long[] {Wire.SUB, topicId});
+        }
+        control.flush(c, true, false);
+    }
+
+    void removeLocal(final RdmaSubscription sub) {
+        int topicId = sub.topic.topicId();
+        RdmaSubscription[] cur = local.get(topicId);
+        if (cur == null) {
+            return;
+        }
+        List<RdmaSubscription> keep = new ArrayList<>();
+        for (RdmaSubscription s : cur) {
+            if (s != sub) {
+                keep.add(s);
+            }
+        }
+        if (keep.isEmpty()) {
+            local.remove(topicId);
+            for (Connection c : active) {
+                c.pendingControl.add(new long[] {Wire.UNSUB, topicId});
+            }
+            resume.forgetTopic(topicId, active); // a later subscription starts afresh, it does not resume this one
+        } else {
+            local.put(topicId, keep.toArray(new RdmaSubscription[0]));
+        }
+    }
+
+    /** Stops using {@code c}, forgets its held frames and routes, and hands it to the cm agent to destroy. */
+    void fail(final Connection c, final Throwable cause) {
+        if (c.closed) {
+            return;
+        }
+        c.closed = true;
+        active.remove(c);
+        c.heldSize = 0;
+        boolean closing = ctx.transportClosed();
+        if (!closing) {
+            resume.onConnectionLost(c); // held frames are dropped with the connection; consumed says where a reconnect resumes
+        }
+        ctx.publications.removeFromRoutes(c);
+        if (ud != null) {
+            ud.forget(c); // UD path
+        }
+        if (cause != null) {
+            ctx.errorHandler.accept(cause);
+        }
+        if (!closing) {
+            cmProxy.destroy(c);
+        }
+    }
+
+    /** The transport closes: a BYE to every peer, so it tears down at once. */
+    void sayGoodbye() {
+        for (Connection c : active) {
+            control.send(c, Wire.BYE, 0, 0);
+        }
+    }
+
+    @Override
+    public void onClose() {
+        for (RdmaSubscription[] subs : local.values()) {
+            for (RdmaSubscription s : subs) {
+                s.closed = true;
+            }
+        }
+        wcs.close();
+    }
+
+    @Override
+    public String roleName() {
+        return roleName;
+    }
+}

@@ -1,0 +1,108 @@
+package io.rdmabus.rdma.transport;
+
+/**
+ * The rdma transport's counters as data, one descriptor each (as Aeron's {@code SystemCounterDescriptor}): its id (the
+ * index in {@link TransportCounters} and the order of {@link RdmaTransport#counters()}), the name
+ * {@code BusStats.transportCounters()} and the CLI show, what it counts and which thread writes it. {@link #scope}
+ * says when the transport reports it. The command-queue and UD counters are kept by their owners
+ * ({@link CommandQueue}, {@link UdEndpoint}); {@link RdmaTransport#counters()} reads those there.
+ */
+enum RdmaCounter {
+    MALFORMED_MESSAGES("malformedMessages", Scope.ALWAYS, "poller",
+            "RC messages dropped as malformed (truncated, unknown type, topic 0, too long, credits out of range); each also "
+                    + "reported to the bus's error handler"),
+    REFUSED_PEERS("refusedPeers", Scope.ALWAYS, "any",
+            "peers refused: no or wrong bus secret, AUTH missing or wrong, a peer claiming this node's id (logged at most "
+                    + "once per 10 s)"),
+    POLLER_PROXY_FAILS("pollerProxyFails", Scope.ALWAYS, "any",
+            "commands to the poller that found its bounded queue full (or its overflow in use): they waited in the overflow"),
+    CM_PROXY_FAILS("cmProxyFails", Scope.ALWAYS, "any",
+            "commands to the cm agent that found its bounded queue full (or its overflow in use): they waited in the overflow"),
+    POLLER_COMMANDS_DISCARDED("pollerCommandsDiscarded", Scope.ALWAYS, "any", "commands to the poller left when the transport closed: not run"),
+    CM_COMMANDS_DISCARDED("cmCommandsDiscarded", Scope.ALWAYS, "any", "commands to the cm agent left when the transport closed: not run"),
+    RESUME_REQUESTS("resumeRequests", Scope.STARTED, "poller", "RESUME sent as a subscriber after a reconnect"),
+    RESUMES_SERVED("resumesServed", Scope.STARTED, "poller", "resumes served as a publisher"),
+    FRAMES_REPLAYED("framesReplayed", Scope.STARTED, "poller", "retained frames re-posted to resumed subscribers"),
+    RESUMES_REFUSED("resumesRefused", Scope.STARTED, "poller",
+            "RESUME_FAILED sent: the stream is outside rdma.retention.frames or its session is gone"),
+    RESUME_FAILURES("resumeFailures", Scope.STARTED, "poller",
+            "RESUME_FAILED received: a local subscription failed with RetentionExceededException"),
+    KEEPALIVE_SENDS("keepaliveSends", Scope.STARTED, "poller",
+            "control messages sent on connections with nothing in flight (rdma.keepalive.ms)"),
+    PEERS_LOST("peersLost", Scope.STARTED, "poller", "connections closed because the peer stopped acknowledging"),
+    SENDS_STALLED("sendsStalled", Scope.STARTED, "poller",
+            "connections closed because a signalled send got no completion for rdma.send.stall.ms"),
+    CONNECTIONS_REPLACED("connectionsReplaced", Scope.STARTED, "cm agent",
+            "a peer dialled again while this node still held the connection it had accepted from it: the old one is closed"),
+    DISCONNECTS_DEFERRED("disconnectsDeferred", Scope.STARTED, "cm agent",
+            "failed connections whose cm id, and so their DREQ, waited for the port to be ACTIVE again"),
+    CM_STALLS("cmStalls", Scope.STARTED, "poller",
+            "steps of the cm thread stuck beyond rdma.connect.timeout.ms + 10 s, each logged with its stack"),
+    ADVERTS_SENT("advertsSent", Scope.DISCOVERY, "cm agent", "advert datagrams posted to the control group, one per page per interval"),
+    ADVERTS_RECEIVED("advertsReceived", Scope.DISCOVERY, "cm agent", "well-formed, verified adverts of other nodes"),
+    ADVERTS_REJECTED("advertsRejected", Scope.DISCOVERY, "cm agent",
+            "well-formed adverts without a valid bus-secret MAC, or with one while this node has no secret: dropped, never dialled"),
+    ADVERTS_MALFORMED("advertsMalformed", Scope.DISCOVERY, "cm agent", "adverts that failed a bounds check: dropped"),
+    ADVERTS_DROPPED("advertsDropped", Scope.DISCOVERY, "cm agent (plus the UD endpoint's own count)",
+            "adverts dropped because the poller's queue to the cm agent was full, or the advertiser table is"),
+    DISCOVERED_PEERS("discoveredPeers", Scope.DISCOVERY, "cm agent",
+            "advertisers heard within rdma.discovery.interval.ms x 5 (a gauge)"),
+    DISCOVERY_DIALS("discoveryDials", Scope.DISCOVERY, "cm agent", "dials of discovered advertisers, retries included"),
+    ADVERT_TOPICS_OMITTED("advertTopicsOmitted", Scope.DISCOVERY, "cm agent",
+            "published topics beyond what the adverts carry: their subscribers need seeds"),
+    UD_DELIVERED("udDelivered", Scope.UD, "poller", "UD datagrams delivered to local subscriptions"),
+    UD_MALFORMED("udMalformed", Scope.UD, "poller", "UD datagrams too short or long, or not a DATA envelope"),
+    UD_UNKNOWN_TOPIC("udUnknownTopic", Scope.UD, "poller", "UD datagrams of a topic with no local subscription"),
+    UD_OWN_LOOPBACK("udOwnLoopback", Scope.UD, "poller", "this node's own multicast datagrams, looped back"),
+    UD_SINK_DROPPED("udSinkDropped", Scope.UD, "poller", "UD frames a back-pressuring sink did not take"),
+    UD_RECEIVE_ERRORS("udReceiveErrors", Scope.UD, "poller", "failed UD receive completions"),
+    UD_FOREIGN_PEERS("udForeignPeers", Scope.UD, "poller", "subscribers announcing another rdma.domain");
+
+    /** When the transport reports a counter. */
+    enum Scope {
+        /** Always, 0 before start. */
+        ALWAYS,
+        /** Once started. */
+        STARTED,
+        /** Once started, with {@code rdma.discovery=multicast}. */
+        DISCOVERY,
+        /** With the UD path ({@code rdma.ud.mode} unicast or multicast). */
+        UD
+    }
+
+    private final String counterName;
+    private final Scope scope;
+    private final String writer;
+    private final String description;
+
+    RdmaCounter(final String counterName, final Scope scope, final String writer, final String description) {
+        this.counterName = counterName;
+        this.scope = scope;
+        this.writer = writer;
+        this.description = description;
+    }
+
+    /** @return the id: the index in {@link TransportCounters} */
+    int id() {
+        return ordinal();
+    }
+
+    /** @return the name in {@link RdmaTransport#counters()} */
+    String counterName() {
+        return counterName;
+    }
+
+    Scope scope() {
+        return scope;
+    }
+
+    /** @return the thread that writes it ("any": several threads, atomically) */
+    String writer() {
+        return writer;
+    }
+
+    /** @return what it counts */
+    String description() {
+        return description;
+    }
+}

@@ -1,0 +1,276 @@
+package io.rdmabus.rdma.transport;
+
+import io.rdmabus.Delivery;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.RetentionExceededException;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * RELIABLE resume after a reconnect, both sides. Subscriber: remembers per RELIABLE stream where it resumes
+ * ({@code Connection.consumed}), keeps that by the peer's node id when the connection fails, and asks the new connection
+ * to resume (RESUME); a RESUME_FAILED fails the topic's local sinks with {@link RetentionExceededException}. Publisher:
+ * serves a RESUME by re-posting the retained frames from the asked sequence on ({@link Replay}), or refuses it.
+ *
+ * <p>Owner: the poller thread; part of the {@link Poller}, which runs {@link #stepReplays} every duty cycle.
+ */
+final class ReliableResume {
+    private final RdmaContext ctx;
+    private final RdmaTransportConfig config;
+    /** The poller's local subscriptions by topic id (the poller's map, read here). */
+    private final Int2ObjectHashMap<RdmaSubscription[]> local;
+    private final ControlSender control;
+    private final BiConsumer<Connection, Throwable> fail;
+    /** Subscriber side: resume state of connections lost, by the peer's node id, until it expires. */
+    private final Long2ObjectHashMap<ResumeState> resumeByNode = new Long2ObjectHashMap<>();
+    /** Publisher side: replays of retained frames to reconnected subscribers, in progress. */
+    private final List<Replay> replays = new ArrayList<>();
+
+    ReliableResume(final RdmaContext ctx, final Int2ObjectHashMap<RdmaSubscription[]> local, final ControlSender control,
+                   final BiConsumer<Connection, Throwable> fail) {
+        this.ctx = ctx;
+        this.config = ctx.config;
+        this.local = local;
+        this.control = control;
+        this.fail = fail;
+    }
+
+    /** Advances every replay in progress. @return work done */
+    int stepReplays() {
+        int work = 0;
+        for (int i = replays.size() - 1; i >= 0; i--) {
+            work += stepReplay(replays.get(i));
+        }
+        return work;
+    }
+
+    /** @return whether a replay waits for the publisher thread's commit (no completion will wake the poller for that) */
+    boolean replayAwaitingCommit() {
+        for (int i = 0; i < replays.size(); i++) {
+            if (!replays.get(i).armed) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Subscriber: {@code c} failed; what its peer's RELIABLE streams consumed says where a reconnect resumes. */
+    void onConnectionLost(final Connection c) {
+        if (c.peerNodeId != 0 && !c.consumed.isEmpty()) {
+            resumeByNode.put(c.peerNodeId, new ResumeState(c.consumed, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.retentionResumeMs())));
+        }
+    }
+
+    /** The last local subscription of {@code topicId} went: a later one starts afresh, it does not resume this one. */
+    void forgetTopic(final int topicId, final List<Connection> active) {
+        for (Connection c : active) {
+            forgetTopic(c.consumed, topicId);
+        }
+        for (ResumeState st : resumeByNode.values()) {
+            forgetTopic(st.next, topicId);
+        }
+    }
+
+    /** Subscriber: {@code c}'s sinks all took a RELIABLE frame; remember where its session resumes. No allocation. */
+    void recordConsumed(final Connection c, final int topicId, final int frame, final int frameLength) {
+        if (frameLength < FrameHeader.LENGTH || FrameHeader.validate(c.recvView, frame, frameLength, config.maxFrameBytes()) != FrameHeader.VALID) {
+            return;
+        }
+        c.consumed.put(resumeKey(topicId, FrameHeader.sessionId(c.recvView, frame)), FrameHeader.sequence(c.recvView, frame) + 1);
+    }
+
+    /** Subscriber: a new connection to a node we lost within rdma.retention.resume.ms asks to resume every RELIABLE stream. */
+    void requestResume(final Connection c) {
+        long now = System.nanoTime();
+        resumeByNode.values().removeIf(st -> now - st.expiresAtNs > 0);
+        ResumeState st = c.peerNodeId == 0 ? null : resumeByNode.remove(c.peerNodeId);
+        if (st == null) {
+            return;
+        }
+        c.consumed = st.next; // a second break before the replay ends still knows where to resume
+        List<Long> stale = new ArrayList<>();
+        Long2LongHashMap.EntryIterator it = st.next.entrySet().iterator();
+        while (it.hasNext()) {
+            it.next();
+            long key = it.getLongKey();
+            int topicId = (int) (key >>> 32);
+            RdmaSubscription[] subs = local.get(topicId);
+            if (subs == null || subs.length == 0 || subs[0].topic.delivery() != Delivery.RELIABLE) {
+                stale.add(key);
+                continue;
+            }
+            c.pendingControl.add(new long[] {Wire.RESUME, topicId, (int) key, 0, it.getLongValue()});
+            ctx.counters.increment(RdmaCounter.RESUME_REQUESTS);
+        }
+        for (long key : stale) {
+            st.next.remove(key);
+        }
+    }
+
+    /** Publisher: a reconnected subscriber asks for session {@code session} of {@code topicId} from {@code next} on. */
+    void onResume(final Connection c, final int topicId, final int session, final long next) {
+        RdmaPublication pub = ctx.publications.findRetaining(topicId, session);
+        if (pub == null) {
+            refuseResume(c, topicId, session, next, -1);
+            return;
+        }
+        pub.beginReplay(); // from here the publication claims nothing new; stepReplay waits for a claim in progress
+        replays.add(new Replay(pub, c, topicId, session, next));
+    }
+
+    private void refuseResume(final Connection c, final int topicId, final int session, final long next, final long oldest) {
+        ctx.counters.increment(RdmaCounter.RESUMES_REFUSED);
+        c.pendingControl.add(new long[] {Wire.RESUME_FAILED, topicId, session, config.retentionFrames(), next, oldest});
+        control.flush(c, false, false); // before any new frame of the topic reaches the subscriber
+    }
+
+    /** @return whether a replay for {@code topicId} to {@code c} is pending */
+    boolean replayPending(final Connection c, final int topicId) {
+        for (int i = 0; i < replays.size(); i++) {
+            Replay r = replays.get(i);
+            if (r.c == c && r.topicId == topicId) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Publisher: advances one replay. Arms it once the publisher is not between claim and commit (the ring is
+     * stable from then on), checks the window, then re-posts retained frames from {@code next} on, each under a
+     * credit of the subscriber's connection; without a credit it waits for the next CREDIT.
+     *
+     * @return work done
+     */
+    private int stepReplay(final Replay r) {
+        if (r.c.closed || r.pub.isClosing()) {
+            return finishReplay(r);
+        }
+        if (!r.armed) {
+            if (r.pub.claimInProgress()) {
+                return 0;
+            }
+            long oldest = r.pub.oldestRetainedCommit();
+            long end = r.pub.commits();
+            if (oldest > 0 && r.pub.sequenceOfCommit(oldest) > r.next) {
+                // frames next .. oldest-1 were overwritten: the subscriber must learn it, not get a silent gap
+                refuseResume(r.c, r.topicId, r.session, r.next, r.pub.sequenceOfCommit(oldest));
+                return finishReplay(r) + 1;
+            }
+            long k = oldest;
+            while (k < end && r.pub.sequenceOfCommit(k) < r.next) {
+                k++;
+            }
+            r.k = k;
+            r.end = end;
+            r.armed = true;
+            ctx.counters.increment(RdmaCounter.RESUMES_SERVED);
+        }
+        int posted = 0;
+        while (r.k < r.end) {
+            if (!r.c.live()) {
+                return finishReplay(r) + posted;
+            }
+            if (!r.c.tryTakeCredit()) {
+                return posted;
+            }
+            if (!r.pub.replay(r.c, r.k)) {
+                r.c.credits.incrementAndGet();
+                fail.accept(r.c, null);
+                return finishReplay(r) + posted;
+            }
+            r.k++;
+            posted++;
+            ctx.counters.increment(RdmaCounter.FRAMES_REPLAYED);
+        }
+        return finishReplay(r) + posted;
+    }
+
+    /**
+     * Ends a replay. The subscriber's RESUME is its subscription to the topic (it asks only for topics it subscribes,
+     * and its SUB follows): the route is added here whether or not that SUB has arrived yet, and before the
+     * publication may claim again. Otherwise a frame committed between the replay's end and the route (or the SUB's
+     * arrival, which can come in a later completion batch) reaches every subscriber but this one: a RELIABLE gap.
+     */
+    private int finishReplay(final Replay r) {
+        replays.remove(r);
+        if (!r.c.closed && !replayPending(r.c, r.topicId)) {
+            r.c.deferredSubs.remove(r.topicId);
+            if (!r.c.unsubscribedDuringReplay.remove(r.topicId)) {
+                ctx.publications.route(r.topicId).add(r.c);
+            }
+        }
+        r.pub.endReplay(); // after the route: a claim that sees the replay over also sees this subscriber
+        return 1;
+    }
+
+    /** Subscriber: the publisher cannot resume a stream: fail the topic's local sinks with a typed error. */
+    void onResumeFailed(final Connection c, final int topicId, final int session, final int retentionFrames, final long next,
+                                final long oldest) {
+        ctx.counters.increment(RdmaCounter.RESUME_FAILURES);
+        c.consumed.remove(resumeKey(topicId, session));
+        RdmaSubscription[] subs = local.get(topicId);
+        if (subs == null) {
+            return;
+        }
+        String topicName = subs[0].topic.name();
+        String why = oldest < 0
+                ? "the publisher no longer has that session (its publication was closed)"
+                : "the publisher retains sequences from " + oldest + " on (" + RdmaTransportConfig.RETENTION_FRAMES + "=" + retentionFrames
+                + " on the publisher), so " + (oldest - next) + " frames (" + next + ".." + (oldest - 1) + ") are lost";
+        String message = "topic " + topicName + ": cannot resume publisher session " + session + " of " + c.peer + " at sequence " + next
+                + " after a reconnect: " + why + "; raise " + RdmaTransportConfig.RETENTION_FRAMES + " on the publisher for longer outages"
+                + " or slower subscribers, then subscribe again";
+        for (RdmaSubscription s : subs) {
+            if (!s.closed) {
+                s.sink.onTransportError(new RetentionExceededException(message, session, next, oldest));
+            }
+        }
+    }
+
+    /** @return the resume-state key of a RELIABLE stream: topic id in the high half, the publisher's session id in the low */
+    static long resumeKey(final int topicId, final int sessionId) {
+        return ((long) topicId << 32) | (sessionId & 0xFFFF_FFFFL);
+    }
+
+    private static void forgetTopic(final Long2LongHashMap m, final int topicId) {
+        Long2LongHashMap.KeyIterator it = m.keySet().iterator();
+        while (it.hasNext()) {
+            if ((int) (it.nextValue() >>> 32) == topicId) {
+                it.remove();
+            }
+        }
+    }
+
+    /** Subscriber side: where each RELIABLE stream of a lost peer resumes, and until when it is kept. */
+    private record ResumeState(Long2LongHashMap next, long expiresAtNs) {
+    }
+
+    /** Publisher side: one reconnected subscriber's replay of one session (poller). */
+    private static final class Replay {
+        final RdmaPublication pub;
+        final Connection c;
+        final int topicId;
+        final int session;
+        final long next;
+        boolean armed;
+        /** Next commit index to re-post, and the end (exclusive), once armed. */
+        long k;
+        long end;
+
+        Replay(final RdmaPublication pub, final Connection c, final int topicId, final int session, final long next) {
+            this.pub = pub;
+            this.c = c;
+            this.topicId = topicId;
+            this.session = session;
+            this.next = next;
+        }
+    }
+}
