@@ -27,6 +27,7 @@ public final class BusBuilder {
     private final Map<String, String> transportProperties = new HashMap<>();
     private Discovery discovery = StaticSeedDiscovery.none();
     private String idleStrategy = "backoff";
+    private String countersDir;
 
     BusBuilder() {
     }
@@ -73,6 +74,17 @@ public final class BusBuilder {
     }
 
     /**
+     * @param dir where the bus's counters file goes (read by {@code rdma-bus stats} from other processes), or
+     *            {@code "off"} for none; unset: the {@code rdmabus.counters.dir} system property, else
+     *            {@code /dev/shm/rdma-bus-<user>} (or {@code <java.io.tmpdir>/rdma-bus-<user>} without /dev/shm)
+     * @return this
+     */
+    public BusBuilder countersDir(final String dir) {
+        this.countersDir = dir;
+        return this;
+    }
+
+    /**
      * @return a started bus
      * @throws BusConfigurationException for bad settings or when no transport is available
      */
@@ -86,7 +98,7 @@ public final class BusBuilder {
         final var idle = IdleStrategies.supplier(idleStrategy);
         final Transport chosen = transport != null ? transport : createTransport();
         LOG.info("bus {}: transport {}", name, chosen.name());
-        return new DefaultBus(name, chosen, idle, discovery);
+        return new DefaultBus(name, chosen, idle, discovery, countersDir);
     }
 
     private Transport createTransport() {

@@ -17,6 +17,8 @@ import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
 import io.rdmabus.Topic;
 import io.rdmabus.TransportException;
+import io.rdmabus.counters.BusCounters;
+import io.rdmabus.counters.CountersFile;
 import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.spi.AgentThreads;
 import io.rdmabus.spi.Discovery;
@@ -54,6 +56,8 @@ public final class DefaultBus implements Bus {
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong droppedNotConnected = new AtomicLong();
     private final AtomicLong agentErrors = new AtomicLong();
+    /** The counters file other processes read ({@code rdma-bus stats}); null when it is off. */
+    private final BusCounters counters;
     private volatile boolean closed;
 
     /**
@@ -63,10 +67,41 @@ public final class DefaultBus implements Bus {
      * @param discovery      handed to the transport
      */
     public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery) {
+        this(name, transport, idleStrategies, discovery, null);
+    }
+
+    /**
+     * @param name           bus name
+     * @param transport      an unstarted transport this bus owns
+     * @param idleStrategies idle strategy for every agent
+     * @param discovery      handed to the transport
+     * @param countersDir    where the counters file goes ({@link BusCounters#directory}): null for the default, "off" for none
+     */
+    public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery,
+                      final String countersDir) {
         this.name = name;
         this.transport = transport;
         this.idleStrategies = idleStrategies;
-        transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery));
+        final java.nio.file.Path dir = BusCounters.directory(countersDir);
+        this.counters = dir == null ? null : BusCounters.create(dir, name, transport.name());
+        try {
+            transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery));
+        } catch (final RuntimeException ex) {
+            if (counters != null) {
+                counters.close();
+            }
+            throw ex;
+        }
+        if (counters != null) {
+            counters.addScope(CountersFile.KIND_BUS, "bus " + name, CountersFile.BUS_COUNTERS, v -> {
+                v[0] = published.get();
+                v[1] = droppedNotConnected.get();
+                v[2] = agentErrors.get();
+                v[3] = channels.size();
+                v[4] = publications.size();
+            });
+            counters.transportCounters(transport::counters);
+        }
         this.deliveryAgent = new DeliveryAgent(name);
         this.deliveryRunner = new AgentRunner(idleStrategies.get(), this::onAgentError, null, deliveryAgent);
         AgentThreads.start(deliveryRunner);
@@ -79,6 +114,10 @@ public final class DefaultBus implements Bus {
      */
     private void onAgentError(final Throwable error) {
         agentErrors.incrementAndGet();
+        final BusCounters file = counters;
+        if (file != null) {
+            file.recordError(error);
+        }
         if (error instanceof TransportException) {
             LOG.warn("bus {}: {}", name, error.getMessage());
         } else {
@@ -125,7 +164,13 @@ public final class DefaultBus implements Bus {
             }
             channels.add(channel);
             deliveryAgent.add(channel);
+            final BusCounters.Scope scope = counters == null ? null
+                : counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name(), CountersFile.SUBSCRIPTION_COUNTERS,
+                    channel::sampleCounters);
             sink.onDispose(() -> {
+                if (scope != null) {
+                    scope.close();
+                }
                 channel.releaseSubscriber();
                 channel.close();
                 channels.remove(channel);
@@ -172,6 +217,10 @@ public final class DefaultBus implements Bus {
             sessionId = ThreadLocalRandom.current().nextInt();
         } while (sessionId == 0);
         final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId);
+        if (counters != null) {
+            publication.countersScope = counters.addScope(CountersFile.KIND_PUBLICATION, "publication " + topic.name() + " session "
+                + Integer.toHexString(sessionId), CountersFile.PUBLICATION_COUNTERS, publication::sampleCounters);
+        }
         publications.add(publication);
         return publication;
     }
@@ -186,6 +235,9 @@ public final class DefaultBus implements Bus {
 
     void onPublicationClosed(final DefaultPublication<?> publication) {
         publications.remove(publication);
+        if (publication.countersScope != null) {
+            publication.countersScope.close();
+        }
     }
 
     boolean isClosed() {
@@ -230,6 +282,9 @@ public final class DefaultBus implements Bus {
         emitScheduler.dispose();
         transport.close();
         channels.clear();
+        if (counters != null) {
+            counters.close();
+        }
         LOG.info("bus {} closed ({} agent errors)", name, agentErrors.get());
     }
 }

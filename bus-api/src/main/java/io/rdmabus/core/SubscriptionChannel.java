@@ -77,6 +77,8 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     private final AtomicLong gaps = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong duplicates = new AtomicLong();
+    /** Payload bytes of the frames counted in framesReceived; receive thread only (ordered stores). */
+    private final AtomicLong bytesReceived = new AtomicLong();
 
     volatile FluxSink<Received<T>> sink;
     /** The sink read once by {@link #deliver()} for the current drain, so a concurrent dispose cannot null it mid-drain. */
@@ -164,6 +166,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
                 // best effort never slows the publisher: the datagram is dropped here, counted and reported
                 decideSuspect(session, sessionId, sequence);
                 framesReceived.incrementAndGet();
+                bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
                 dropped.incrementAndGet();
                 recordGap(session, gap);
                 session.lostPending++;
@@ -174,6 +177,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         }
         decideSuspect(session, sessionId, sequence);
         framesReceived.incrementAndGet();
+        bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
         recordGap(session, gap);
         session.nextSequence = sequence + 1;
         final int payloadOffset = offset + FrameHeader.LENGTH;
@@ -497,6 +501,19 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         if (sub != null) {
             sub.close();
         }
+    }
+
+    /** @param v the counters file's subscription counters, in the order of {@code CountersFile.SUBSCRIPTION_COUNTERS} */
+    void sampleCounters(final long[] v) {
+        v[0] = framesReceived.get();
+        v[1] = bytesReceived.get();
+        v[2] = delivered.get();
+        v[3] = malformed.get();
+        v[4] = gaps.get();
+        v[5] = dropped.get();
+        v[6] = duplicates.get();
+        v[7] = ring.getBufferSize();
+        v[8] = ring.remainingCapacity();
     }
 
     SubscriptionStats stats() {
