@@ -73,6 +73,14 @@ public interface Bus extends AutoCloseable {
      */
     <T> BusPublication<T> publication(Topic<T> topic);
 
+    /**
+     * @return the bus's name ({@link BusBuilder#name}): in its thread names, logs and counters file; a bus without one
+     *     answers its transport's name
+     */
+    default String name() {
+        return transportName();
+    }
+
     /** @return the transport's name, e.g. {@code "aeron-udp"} */
     String transportName();
 

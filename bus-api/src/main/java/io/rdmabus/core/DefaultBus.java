@@ -245,6 +245,11 @@ public final class DefaultBus implements Bus {
     }
 
     @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
     public String transportName() {
         return transport.name();
     }
