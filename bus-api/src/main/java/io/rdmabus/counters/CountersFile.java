@@ -67,7 +67,7 @@ public final class CountersFile {
     static final int MAX_TRANSPORT_LENGTH = 64;
     static final int HEADER_LENGTH = 1024;
 
-    static final int DEFAULT_CAPACITY = 1024;
+    static final int DEFAULT_CAPACITY = 4096;
     static final int DEFAULT_ERROR_LOG_LENGTH = 256 * 1024;
 
     private CountersFile() {

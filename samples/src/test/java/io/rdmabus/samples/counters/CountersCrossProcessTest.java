@@ -160,6 +160,26 @@ class CountersCrossProcessTest {
     }
 
     @Test
+    void theFileOfAStoppedProcessIsReportedStaleOnceItsHeartbeatIsOld() throws Exception {
+        startChild("aeron-ipc");
+        final String pid = Long.toString(child.pid());
+        assertEquals(0, new ProcessBuilder("kill", "-STOP", pid).inheritIO().start().waitFor(), "kill -STOP " + pid);
+        try {
+            final Path file = CountersFile.list(List.of(dir)).get(0);
+            await("the heartbeat of a stopped process to get older than " + CountersFile.STALE_AFTER_MS + " ms")
+                .atMost(Duration.ofMillis(CountersFile.STALE_AFTER_MS * 3)).untilAsserted(() -> {
+                    try (CountersFileReader reader = CountersFileReader.open(file)) {
+                        final String stale = reader.staleReason(System.currentTimeMillis());
+                        assertTrue(stale != null && stale.startsWith("no heartbeat for ") && stale.endsWith(" s (process " + pid + ")"),
+                            "stale reason: " + stale);
+                    }
+                });
+        } finally {
+            new ProcessBuilder("kill", "-CONT", pid).inheritIO().start().waitFor();
+        }
+    }
+
+    @Test
     void theFileOfAKilledProcessIsReportedStale() throws Exception {
         startChild("tcp");
         final long pid = child.pid();
