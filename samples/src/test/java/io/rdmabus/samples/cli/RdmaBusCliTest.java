@@ -56,6 +56,10 @@ class RdmaBusCliTest {
     @Test
     void unknownCommandOrNoneGivesExit2() {
         assertEquals(2, run("frobnicate"));
+        assertTrue(err.toString().startsWith("error: unknown command 'frobnicate'\ncommands: devices, ping, "), err.toString());
+        assertFalse(err.toString().contains("did you mean"), "no unrelated suggestion: " + err);
+        assertEquals(2, run("stat"));
+        assertTrue(err.toString().contains("error: unknown command 'stat'; did you mean stats?"), err.toString());
         assertEquals(2, run());
         assertTrue(err.toString().contains("missing command"), err.toString());
     }
