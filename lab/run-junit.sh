@@ -186,14 +186,12 @@ fi
 
 # emulator_crash: the guest whose JVM died of SIGILL or SIGSEGV inside JIT-compiled JDK code (a "J" frame of a
 # java.base method that does not touch memory through Unsafe or a MemorySegment, so no FFM bug of ours can land there).
-# Under multi-threaded TCG that happened in 3 of ~18 two-vCPU runs, never with one vCPU (lab/README.md). Agrona's
-# AgentRunner (plain Java around our agents) counts too: SIGSEGV at +0x22 of its C1-compiled doWork on 2026-11-22
-# (junit-rdma-transport-20261122-104312-8161). So does a crash at the entry of any compiled method, C1 or C2 (pc at most
-# 0x30 bytes into it, where HotSpot re-patches the nmethod entry barrier): all nine crashes so far were there, JDK
-# methods and ours alike, and two threads faulted at once in the last one (SIGSEGV at +0x20 of QueuePair.postSend,
-# junit-rdma-transport-20261122-132238-12482); a use-after-free of ours would fault in native code or at a load in a
-# method's body. With C2 only in multi-vCPU guests (above) a C2 method's entry crashed the same way: SIGILL at +0x15 of
-# C2 Poller.doWork, its bytes there the entry barrier's cmp [r15+0x20] (junit-rdma-transport-20261125-195930-9501).
+# Under multi-threaded TCG that happens in a few two-vCPU runs in twenty, not with one vCPU (lab/README.md). Agrona's
+# AgentRunner (plain Java around our agents) counts too (e.g. SIGSEGV at +0x22 of its C1-compiled doWork). So does a
+# crash at the entry of any compiled method, C1 or C2 (pc at most 0x30 bytes into it, where HotSpot re-patches the
+# nmethod entry barrier): every crash of this kind the lab has shown was there, JDK methods and ours alike, sometimes
+# two threads at once (e.g. SIGSEGV at +0x20 of QueuePair.postSend; with C2, SIGILL at +0x15 of Poller.doWork on the
+# entry barrier's cmp [r15+0x20]); a use-after-free of ours would fault in native code or at a load in a method's body.
 # Any other crash in our frames still fails the run, and so does a second crash.
 emulator_crash() {
   local i frame off
@@ -214,10 +212,9 @@ emulator_crash() {
   done
   return 1
 }
-# How many times a job runs when the emulator keeps crashing its guest JVM (RXE_LAB_ATTEMPTS, default 3). Two in a
-# row happened in the CI rehearsal of 2026-11-22 19:03 (junit-rdma-transport-20261122-190337-2922: SIGSEGV in C1 code
-# of java.base, both attempts, the second 41 s after boot); at roughly 1 crashed run in 5 with two vCPUs a third
-# attempt makes a red CI from the emulator alone rare without hiding anything: every crash is printed and kept.
+# How many times a job runs when the emulator keeps crashing its guest JVM (RXE_LAB_ATTEMPTS, default 3). Two crashed
+# attempts in a row do occur; at roughly 1 crashed run in 5 with two vCPUs a third attempt makes a red CI from the
+# emulator alone rare without hiding anything: every crash is printed and kept.
 MAX_ATTEMPTS=${RXE_LAB_ATTEMPTS:-3}
 case "$MAX_ATTEMPTS" in ''|*[!0-9]*|0) echo "run-junit: RXE_LAB_ATTEMPTS must be a positive integer, got '$MAX_ATTEMPTS'" >&2; exit 2 ;; esac
 attempt=1

@@ -136,13 +136,13 @@ if [ "$run_lab" = 1 ]; then
             --timeout-s 2400 --class-on 1:io.rdmabus.rdma.transport.RdmaTwoGuestTckTest --class-on 2:io.rdmabus.rdma.transport.RdmaTckBusHostRxeTest
         # BEST_EFFORT over UD: UdRxeTest on each guest's own rxe0, UdTwoGuestRxeTest across the two guests (unicast and
         # multicast); DiscoveryRxeTest: seedless nodes on the two guests find each other through adverts on the UD control
-        # group (rdma.discovery=multicast), forged adverts are rejected. The TCK with best effort over multicast (RdmaMulticastTckTest) is run by hand (docs/rdma-transport.md).
+        # group (rdma.discovery=multicast), forged adverts are rejected. The TCK with best effort over multicast (RdmaMulticastTckTest) runs with --long (docs/rdma-transport-tests.md).
         [ "$lab_skip_reason" = "" ] && run_lab "UD path, 2 guests" --module rdma-transport --guests 2 \
             --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest \
             --class io.rdmabus.rdma.transport.DiscoveryRxeTest
         # A RELIABLE stream across two guests survives the subscriber's NIC going down for 15 s and up: all 3000 exactly
         # once and in order (rdma.send.stall.ms closes a connection whose send the device neither completes nor fails;
-        # docs/rdma-transport.md "Tests"). A run of its own: it takes guest 2's link down.
+        # docs/rdma-transport-tests.md). A run of its own: it takes guest 2's link down.
         [ "$lab_skip_reason" = "" ] && run_lab "RELIABLE across a NIC down/up, 2 guests" --module rdma-transport --guests 2 \
             --class io.rdmabus.rdma.transport.RdmaLinkFlapRxeTest
         # soak-tests (issue 6): 200 connect/exchange/close cycles of two rdma buses with rdma res, heap and thread checks

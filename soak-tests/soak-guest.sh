@@ -27,9 +27,9 @@ JFLAGS="--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.b
 # guests sharing 2 host cores (40 msg/s need no C2)
 JOPTS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.rdmabus.rdma.transport=info -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"
 
-# No JVM runs niced: niced next to a busy node, the standby subscriber's bus came up 112 s after the kill it was there
-# for (soak-long-20261122T145509Z), and the unauthenticated peer never dialled once in a short run
-# (soak-short-20261122T164619Z). The standby subscriber starts later instead, see below.
+# No JVM runs niced: niced next to a busy node, a JVM gets too little CPU for its part of the schedule (the standby
+# subscriber's bus comes up long after the kill it is there for, the unauthenticated peer may never dial). The standby
+# subscriber starts later instead, see below.
 
 now_ms() { date +%s%3N; }
 fault() { echo "$(now_ms) guest$I $*" >> "$SH/faults.log"; echo "soak-guest$I: fault $*"; }
@@ -85,17 +85,15 @@ start_node() {
 ROLE=subscriber; [ "$I" = 1 ] && ROLE=publisher
 start_node $ROLE
 # The unauthenticated peer runs on the last guest (guest 2 with only two): every guest then starts two JVMs at boot.
-# With it and the standby subscriber both on guest 2 (soak-short-20261122T113319Z), three cold JVMs on one vCPU took so
-# long that guest 2's subscriber had no trade after 4 min and the standby's first subscribe took 100 s.
+# With it and the standby subscriber both on guest 2, three cold JVMs share one vCPU: guest 2's subscriber can go 4 min
+# without a trade and the standby's first subscribe can take 100 s.
 UNAUTH_GUEST=2; [ "$N" -ge 3 ] && UNAUTH_GUEST=$N
 [ "$I" = "$UNAUTH_GUEST" ] && start_node unauth
 # The subscriber JVM that the schedule kills is replaced by a warm standby JVM, started now: a JVM restarted cold at
-# the kill needed 150-240 s under TCG and came up after the window in three short runs of four (093402Z, 094558Z),
-# so its rejoin went unproven. The standby warms up on a throwaway bus, then waits; at the kill it opens a new bus
+# the kill needs 150-240 s under TCG and would mostly come up after a short window, leaving its rejoin unproven. The standby warms up on a throwaway bus, then waits; at the kill it opens a new bus
 # (a new node, as a restarted JVM's would be) and must join and get every trade from there on.
 # It starts once guest 2's subscriber has its first trade (at the latest WARMUP s after boot): started together, the
-# standby's warm-up took 344 s and starved that subscriber, which never subscribed in the 100 s before its kill
-# (soak-short-20261122T144052Z).
+# standby's warm-up (several minutes) starves that subscriber, which may not subscribe before its kill.
 if [ "$I" = 2 ]; then
   while [ ! -e "$SH/ready-guest$I" ] && [ $(( $(date +%s) - BOOT_S )) -lt "$WARMUP" ]; do sleep 2; done
   start_node substandby
@@ -127,13 +125,12 @@ LAST=$(( N ))   # the last subscriber guest takes the NIC faults, guest 2 the JV
 # ---- this guest's part of the fault schedule
 if [ "$I" = "$UNAUTH_GUEST" ]; then
   # a peer without the bus secret tries to join for the whole traffic window: a second JVM, started at boot (a cold
-  # start takes 2-3 min under TCG). Started at the window's start on the last guest it ran into that guest's NIC fault
-  # and came up after the window (soak-short-20261122T090919Z); a JVM that comes up while the NIC is down now waits
-  # for the port
+  # start takes 2-3 min under TCG). Started at the window's start on the last guest it would run into that guest's NIC
+  # fault and come up after the window; a JVM that comes up while the NIC is down waits for the port
   at 0; fault "unauthenticated peer running since boot until 25% of the window (no bus secret, pid $UNAUTH_PID): must receive nothing"
   # It stops before this guest's NIC fault: it dials all the time, and an rdma_cm handshake in flight when rxe's link
-  # goes down leaves the device deaf to unicast until it is re-created (lab/selftest/linkflap-cm.sh; the stalls of
-  # soak-short-20261122T114621Z and T170152Z). That is a kernel fault of rxe, not one of the bus under test.
+  # goes down leaves the device deaf to unicast until it is re-created (lab/selftest/linkflap-cm.sh, docs/rdma-transport.md).
+  # That is a kernel fault of rxe, not one of the bus under test.
   at 25; touch "$SH/unauth-stop"
   for _ in $(seq 1 60); do kill -0 "$UNAUTH_PID" 2>/dev/null || break; sleep 1; done
   echo "soak-guest$I: unauthenticated peer $(kill -0 "$UNAUTH_PID" 2>/dev/null && echo 'STILL RUNNING 60 s after its stop file' || echo stopped)"

@@ -10,7 +10,7 @@
 #   E  a handshake in flight when the link goes down: the REQ to an address that never answers (a static
 #      neighbour entry for an unused address), retransmitted by the kernel while the link is down
 # Usage: sudo lab/rxe-lab.sh --guests 2 -- lab/selftest/linkflap-cm.sh
-# Results: docs/rdma-transport.md ("A handshake in flight at a link-down").
+# Results: docs/rdma-transport-history.md ("Incidents behind the failure handling").
 set -u
 if [ "$LAB_GUEST_COUNT" -lt 2 ]; then
   echo "linkflap-cm needs 2 guests, got $LAB_GUEST_COUNT (use --guests 2)"

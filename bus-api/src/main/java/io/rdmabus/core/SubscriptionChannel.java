@@ -180,6 +180,20 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
         bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
         recordGap(session, gap);
         session.nextSequence = sequence + 1;
+        reassemble(slot, session, buffer, offset, length, sessionId, sequence, gap, flags);
+        return CONTINUE;
+    }
+
+    /**
+     * Puts a frame the sequence rule took into its message: a whole message is published at once, fragments are
+     * collected in the session's reassembly buffer until the end fragment. Transport thread.
+     *
+     * @param slot the claimed ring slot for an end fragment, else -1
+     * @param gap  frames lost just before this one (already counted)
+     */
+    private void reassemble(final long slot, final SessionState session, final DirectBuffer buffer, final int offset, final int length,
+                            final int sessionId, final long sequence, final long gap, final int flags) {
+        final boolean end = (flags & FrameHeader.FLAG_END) != 0;
         final int payloadOffset = offset + FrameHeader.LENGTH;
         final int payloadLength = length - FrameHeader.LENGTH;
         final long timestampNs = FrameHeader.timestampNs(buffer, offset);
@@ -194,7 +208,7 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
                 session.reassemblyLength = -1;
             }
             publish(slot, session, buffer, payloadOffset, payloadLength, sessionId, sequence, timestampNs);
-            return CONTINUE;
+            return;
         }
         if (begin) {
             if (session.reassemblyLength >= 0 && gap == 0) {
@@ -208,14 +222,14 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
             // the stream in the middle of a message, which is no loss
             session.reassemblyLength = -1;
             skip(slot);
-            return CONTINUE;
+            return;
         }
         if (session.reassemblyLength + payloadLength > topic.maxMessageLength()) {
             countMalformed("reassembled message exceeds maxMessageLength " + topic.maxMessageLength(), length);
             session.lostPending++;
             session.reassemblyLength = -1;
             skip(slot);
-            return CONTINUE;
+            return;
         }
         session.reassembly.putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
         session.reassemblyLength += payloadLength;
@@ -225,7 +239,6 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
             publish(slot, session, session.reassembly, 0, messageLength, sessionId, session.reassemblyFirstSequence,
                 session.reassemblyTimestampNs);
         }
-        return CONTINUE;
     }
 
     /**

@@ -3,8 +3,8 @@ package io.rdmabus.spi;
 import org.agrona.DirectBuffer;
 
 /**
- * What the bus gives a transport for each subscription: where received frames go, and how much the bus can
- * take right now (so RDMA RC can advertise it to the remote publisher as credits).
+ * What the bus gives a transport for each subscription: where received frames go, whether the bus could take
+ * each one ({@link #BACK_PRESSURE} when it cannot), and where transport faults go.
  *
  * <p>Threading: a transport calls {@link #onFrame} for one subscription from one thread at a time.
  */
@@ -29,8 +29,12 @@ public interface SubscriptionSink {
     int onFrame(DirectBuffer buffer, int offset, int length);
 
     /**
-     * @return how many more frames the bus can accept for this subscription right now (ring room, tied to the
-     *     subscriber's demand); RDMA RC turns this into credits for the remote publisher
+     * How many more frames the bus can accept for this subscription right now (its ring's free room, which the
+     * subscriber's demand drains). Advisory: no transport of this project calls it; they offer every frame and act on
+     * {@link #BACK_PRESSURE} (the rdma transport holds a refused frame and grants its peer a credit only once every
+     * sink took it). A sender that wants to avoid best-effort drops at the ring may pace on it.
+     *
+     * @return free ring slots of this subscription
      */
     long availableCredits();
 

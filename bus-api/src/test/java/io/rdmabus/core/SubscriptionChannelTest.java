@@ -235,7 +235,7 @@ class SubscriptionChannelTest {
     /**
      * A ring slot's buffer is on the heap: a direct buffer per slot was a JDK cleaner per slot (1024 per default
      * subscription), which the Reference Handler runs one by one at the GC that finds the ring dead, and under
-     * emulation that kept RS TCK rule 3.13's reference from being enqueued within its 100 ms (docs/rdma-transport.md).
+     * emulation that kept RS TCK rule 3.13's reference from being enqueued within its 100 ms (docs/rdma-transport-history.md, "RS rule 3.13").
      */
     @Test
     void aDefaultRingTakesNoDirectBufferPerSlot() {

@@ -114,8 +114,8 @@ public final class SoakNode {
             props.put("rdma.cm.port.base", port);
             props.put("rdma.cm.port.range", "1");
             props.put("rdma.ud.mode", opt.getOrDefault("ud-mode", "multicast"));
-            // 3 guests under TCG: the default 3 s per rdma_cm step (and for AUTH) expired on most handshakes in the first
-            // soak run (02:43 UTC, no subscriber ever connected); the RC bench uses 15 s for the same reason
+            // 3 guests under TCG: an rdma_cm step (and AUTH) often takes longer than the default 3 s, and a handshake that
+            // times out every time never connects a subscriber; the RC bench uses 15 s for the same reason
             props.put("rdma.connect.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
             // RELIABLE resume state after a lost connection: the NIC fault is 10 s down, but under TCG "up" came 22-24 s
             // after "down" and a reconnect takes several 15 s-bounded rdma_cm steps, so the default 30 s would leave
@@ -155,8 +155,8 @@ public final class SoakNode {
 
     /**
      * A standby subscriber ({@code --start-file}): the replacement of the subscriber JVM that the schedule kills with -9.
-     * A cold JVM needs 150-240 s under TCG to start and join, so a restart begun at the kill came up after the short
-     * window in three soak runs of four and its rejoin went unproven. This JVM starts at boot instead and warms up with
+     * A cold JVM needs 150-240 s under TCG to start and join, so a restart begun at the kill would mostly come up after
+     * the short window and its rejoin would go unproven. This JVM starts at boot instead and warms up with
      * a throwaway bus of its own (node id, port {@code --warm-port}) that joins the publisher and takes a few trades,
      * closes it, says it is ready, and waits for the start file (written right after the kill). Only then does it open
      * the bus it is checked with: a new node that joins mid-run, as a restarted JVM's would.

@@ -41,6 +41,45 @@ public final class SoakReport {
     static final long STALL_LIMIT_S = 60;
     private long longestStallS;
 
+    // What build() gathers, phase by phase. build() runs once per instance, on the caller's thread.
+    /** Start of the traffic window, epoch ms. */
+    private long t0Ms;
+    private final List<RatePlot.Marker> markers = new ArrayList<>();
+    private final List<String> faultLines = new ArrayList<>();
+    private List<FaultWindow> windows = List.of();
+    private long faultsApplied;
+    private long tradesSent;
+    private long quotesSent;
+    /** Trade session -> trades sent, of the publishers that closed. */
+    private final Map<String, Long> finalTradeCount = new TreeMap<>();
+    /** Trade session of a killed publisher -> trades it had sent at least (its last per-second line; it died up to 1 s later). */
+    private final Map<String, Long> deadTradeCount = new TreeMap<>();
+    /**
+     * Trade session of a killed publisher -> trades it had sent {@link #DEAD_TAIL_MS} before its last line: a subscriber
+     * short of those had stalled before the kill (e.g. after a NIC fault), it was not merely behind when the publisher died.
+     */
+    private final Map<String, Long> deadTradeCountEarlier = new TreeMap<>();
+    /** Trades that died with a killed publisher (sent, not delivered: not promised). */
+    private long deadTail;
+    private final StringBuilder lossTable = new StringBuilder("| window | subscriber JVM | topic | publisher session | gaps | messages lost "
+        + "| reported by bus |\n|---|---|---|---|---|---|---|\n");
+    private final Map<String, Long> reliableLostByWindow = new TreeMap<>();
+    private long relLost;
+    private long relDup;
+    private long relReordered;
+    private long relReported;
+    private long badContent;
+    private long beObserved;
+    private long beReported;
+    private long received;
+    private long tailLost;
+    private final Map<String, Histogram> latency = new LinkedHashMap<>();
+    private final StringBuilder subTable = new StringBuilder("| subscriber JVM | state | topic | publisher session | received | first | last "
+        + "| lost (gaps) | reported by bus | dup | reordered | bad content |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    private String unauthLine = "unauthenticated peer not run";
+    private final StringBuilder resTable = new StringBuilder("| guest | before | after | growth |\n|---|---|---|---|\n");
+    private boolean resOk = true;
+
     private SoakReport(final Path lab, final Path report, final String profile, final long trafficS) {
         this.lab = lab;
         this.report = report;
@@ -112,10 +151,30 @@ public final class SoakReport {
     private String build() throws IOException {
         Files.createDirectories(report);
         final long endS = Long.parseLong(Files.readString(lab.resolve("shared/end-epoch-s")).trim());
-        final long t0Ms = (endS - trafficS) * 1000;
-        // ---- faults
-        final List<RatePlot.Marker> markers = new ArrayList<>();
-        final List<String> faultLines = new ArrayList<>();
+        t0Ms = (endS - trafficS) * 1000;
+        readFaults();
+        readPublishers();
+        checkRefusalsAndStalls();
+        checkSubscribersWithoutSummary();
+        for (final Path p : files("sub-*.summary")) {
+            readSubscriber(p);
+        }
+        if (received == 0) {
+            problems.add("no subscriber received anything");
+        }
+        if (relLost + relDup + relReordered + badContent > 0) {
+            problems.add("RELIABLE: lost=" + relLost + " dup=" + relDup + " reordered=" + relReordered + " bad content=" + badContent
+                + " (bus reported " + relReported + " of the lost as lostBefore); lost by window: " + reliableLostByWindow);
+        }
+        checkRdmaRes();
+        plot();
+        final String verdict = verdict();
+        writeMarkdown(verdict);
+        return verdict;
+    }
+
+    /** The fault log: markers for the rate plot, the faults table, the windows gaps are put in. */
+    private void readFaults() throws IOException {
         final Path faultLog = lab.resolve("shared/faults.log");
         if (Files.exists(faultLog)) {
             for (final String line : Files.readAllLines(faultLog)) {
@@ -127,17 +186,17 @@ public final class SoakReport {
                 }
             }
         }
-        final List<FaultWindow> windows = FaultWindow.parse(faultLog, t0Ms);
-        final long faultsApplied = faultLines.stream().filter(l -> !l.contains("NOT") && !l.contains(" up |") && !l.contains("removed")).count();
+        windows = FaultWindow.parse(faultLog, t0Ms);
+        faultsApplied = faultLines.stream().filter(l -> !l.contains("NOT") && !l.contains(" up |") && !l.contains("removed")).count();
         for (final String l : faultLines) {
             if (l.contains("NOT")) {
                 notes.add("fault not applied: " + l.replace("|", " ").trim());
             }
         }
-        // ---- publishers
-        long tradesSent = 0;
-        long quotesSent = 0;
-        final Map<String, Long> finalTradeCount = new TreeMap<>(); // trade session -> trades sent (publishers that closed)
+    }
+
+    /** What the publishers sent: from their summaries, or from a killed one's last per-second line. */
+    private void readPublishers() throws IOException {
         for (final Path p : files("pub-*.summary")) {
             final Map<String, String> s = props(p);
             tradesSent += Long.parseLong(s.get("tradesSent"));
@@ -148,12 +207,6 @@ public final class SoakReport {
             }
             checkClose(p, s);
         }
-        // trade session of a killed publisher -> trades it had sent at least (its last per-second line; it died up to 1 s later)
-        final Map<String, Long> deadTradeCount = new TreeMap<>();
-        // ... and the trades it had sent DEAD_TAIL_MS before its last line: a subscriber short of those was stalled, not
-        // merely behind when the publisher died (soak-short-20261122T114621Z: sub3 stopped at 984 after the NIC fault, 100 s
-        // before the kill, and the report called all 1156 missing trades the dead publisher's tail)
-        final Map<String, Long> deadTradeCountEarlier = new TreeMap<>();
         for (final Path csv : files("pub-*.csv")) {
             if (!Files.exists(Path.of(csv.toString().replace(".csv", ".summary")))) {
                 final List<String> lines = Files.readAllLines(csv);
@@ -182,24 +235,10 @@ public final class SoakReport {
                 }
             }
         }
-        long deadTail = 0;
-        final StringBuilder lossTable = new StringBuilder("| window | subscriber JVM | topic | publisher session | gaps | messages lost "
-            + "| reported by bus |\n|---|---|---|---|---|---|---|\n");
-        final Map<String, Long> reliableLostByWindow = new TreeMap<>();
-        // ---- subscribers
-        long relLost = 0;
-        long relDup = 0;
-        long relReordered = 0;
-        long relReported = 0;
-        long badContent = 0;
-        long beObserved = 0;
-        long beReported = 0;
-        long received = 0;
-        long tailLost = 0;
-        final Map<String, Histogram> latency = new LinkedHashMap<>();
-        final StringBuilder subTable = new StringBuilder("| subscriber JVM | state | topic | publisher session | received | first | last "
-            + "| lost (gaps) | reported by bus | dup | reordered | bad content |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        String unauthLine = "unauthenticated peer not run";
+    }
+
+    /** The publishers must have refused the peer without the bus secret, which must have received nothing; RELIABLE must not stall. */
+    private void checkRefusalsAndStalls() throws IOException {
         long refusedByPublisher = 0;
         for (final Path csv : files("pub-*.csv")) {
             // a killed publisher leaves no summary: its per-second line has the count too
@@ -229,6 +268,9 @@ public final class SoakReport {
                 problems.add(s.get("name") + " (no bus secret): the publisher never refused it, so its attempt to join is not proven");
             }
         }
+    }
+
+    private void checkSubscribersWithoutSummary() throws IOException {
         // a subscriber JVM whose bus came up but that left no summary (killed before it subscribed) proved nothing
         final java.util.Set<String> summarised = new java.util.HashSet<>();
         for (final Path p : files("sub-*.summary")) {
@@ -243,128 +285,129 @@ public final class SoakReport {
                 }
             }
         }
-        for (final Path p : files("sub-*.summary")) {
-            final Map<String, String> s = props(p);
-            final String name = s.get("name");
-            if (name.startsWith("unauth")) {
-                continue;
+    }
+
+    /** One subscriber JVM's summary: a row per publisher session it got, its failures, its latency, its close. */
+    private void readSubscriber(final Path p) throws IOException {
+        final Map<String, String> s = props(p);
+        final String name = s.get("name");
+        if (name.startsWith("unauth")) {
+            return;
+        }
+        final String state = s.get("state") + ("true".equals(s.get("final")) ? "" : " (killed)");
+        if (s.keySet().stream().noneMatch(k -> k.startsWith("quotes.session.") || k.startsWith("trades.session."))) {
+            // a subscriber JVM (e.g. the one restarted after a kill -9) that got nothing did not take part: its part of
+            // the schedule (rejoining) is not proven; usually its cold start outlasted the window
+            problems.add(name + " received nothing in the traffic window (its JVM came up too late, or it never joined): its part of "
+                + "the schedule is not proven");
+        }
+        for (final Map.Entry<String, String> e : s.entrySet()) {
+            if (e.getKey().startsWith("quotes.session.") || e.getKey().startsWith("trades.session.")) {
+                readSession(p, s, name, state, e.getKey(), e.getValue());
             }
-            final String state = s.get("state") + ("true".equals(s.get("final")) ? "" : " (killed)");
-            if (s.keySet().stream().noneMatch(k -> k.startsWith("quotes.session.") || k.startsWith("trades.session."))) {
-                // a subscriber JVM (e.g. the one restarted after a kill -9) that got nothing did not take part: its part of
-                // the schedule (rejoining) is not proven; usually its cold start outlasted the window
-                problems.add(name + " received nothing in the traffic window (its JVM came up too late, or it never joined): its part of "
-                    + "the schedule is not proven");
-            }
-            for (final Map.Entry<String, String> e : s.entrySet()) {
-                final boolean quotes = e.getKey().startsWith("quotes.session.");
-                final boolean trades = e.getKey().startsWith("trades.session.");
-                if (!quotes && !trades) {
-                    continue;
-                }
-                final String session = e.getKey().substring(e.getKey().lastIndexOf('.') + 1);
-                final Map<String, Long> c = kv(e.getValue());
-                received += c.get("received");
-                badContent += c.get("badContent");
-                subTable.append("| ").append(name).append(" | ").append(state).append(" | ").append(quotes ? "quotes BEST_EFFORT" : "trades RELIABLE")
-                    .append(" | ").append(session).append(" | ").append(c.get("received")).append(" | ").append(c.get("first")).append(" | ")
-                    .append(c.get("last")).append(" | ").append(c.get("lost")).append(" | ").append(c.get("reportedLost")).append(" | ")
-                    .append(c.get("duplicated")).append(" | ").append(c.get("reordered")).append(" | ").append(c.get("badContent")).append(" |\n");
-                final String gapKey = (quotes ? "quotes" : "trades") + ".gaps." + session;
-                final String guest = p.getParent().getFileName().toString();
-                final Map<String, long[]> byWindow = FaultWindow.attribute(windows, s.getOrDefault(gapKey, ""), guest);
-                long kept = 0;
-                for (final Map.Entry<String, long[]> w : byWindow.entrySet()) {
-                    kept += w.getValue()[0];
-                    lossTable.append("| ").append(w.getKey()).append(" | ").append(name).append(" | ").append(quotes ? "quotes BEST_EFFORT" : "trades RELIABLE")
-                        .append(" | ").append(session).append(" | ").append(w.getValue()[0]).append(" | ").append(w.getValue()[1]).append(" | ")
-                        .append(w.getValue()[2]).append(" |\n");
-                    if (trades) {
-                        reliableLostByWindow.merge(w.getKey().replaceAll(" .*", ""), w.getValue()[1], Long::sum);
-                    }
-                }
-                if (kept < c.get("lossEvents")) {
-                    lossTable.append("| (not timed: only the first ").append(StreamCheck.MAX_GAP_EVENTS).append(" gaps are kept) | ").append(name)
-                        .append(" | ").append(quotes ? "quotes" : "trades").append(" | ").append(session).append(" | ").append(c.get("lossEvents") - kept)
-                        .append(" | | |\n");
-                }
-                final Long deadSent = deadTradeCount.get(session);
-                final long deadEarlier = deadTradeCountEarlier.getOrDefault(session, 0L);
-                if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadEarlier - 1) {
-                    problems.add(name + ": trades session " + session + " of the killed publisher stopped at " + c.get("last") + ", but "
-                        + DEAD_TAIL_MS / 1000 + " s before its kill the publisher had already sent up to " + (deadEarlier - 1)
-                        + ": a RELIABLE stall, not the dead publisher's tail");
-                } else if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadSent - 1) {
-                    // the publisher died: what it had sent and not delivered died with it (retention is in its memory)
-                    deadTail += deadSent - 1 - c.get("last");
-                    notes.add(name + ": trades session " + session + " of the killed publisher ended at " + c.get("last") + "; the publisher had sent "
-                        + "at least up to " + (deadSent - 1) + " (" + (deadSent - 1 - c.get("last")) + " lost with the dead publisher: not promised)");
-                }
-                if (trades) {
-                    relLost += c.get("lost");
-                    relDup += c.get("duplicated");
-                    relReordered += c.get("reordered");
-                    relReported += c.get("reportedLost");
-                    final Long sent = finalTradeCount.get(session);
-                    if (sent != null && "true".equals(s.get("final")) && c.get("last") != sent - 1) {
-                        tailLost += sent - 1 - c.get("last");
-                        problems.add(name + ": trades session " + session + " ended at " + c.get("last") + " but the publisher sent up to " + (sent - 1));
-                    }
-                } else {
-                    beObserved += c.get("lost");
-                    beReported += c.get("reportedLost");
-                    if (!c.get("lost").equals(c.get("reportedLost"))) {
-                        problems.add(name + ": quotes session " + session + ": gaps observed " + c.get("lost") + " != reported " + c.get("reportedLost"));
-                    }
-                }
-            }
-            for (final String topic : new String[] {"quotes", "trades"}) {
-                if (s.containsKey(topic + ".errors")) {
-                    for (final String err : s.get(topic + ".errors").split("\\|")) {
-                        final String[] f = err.split(":", 2);
-                        final String when = FaultWindow.label(windows, Long.parseLong(f[0]), p.getParent().getFileName().toString());
-                        final double atS = (Long.parseLong(f[0]) - t0Ms) / 1000.0;
-                        problems.add(name + ": " + topic + " subscription failed at " + String.format(Locale.ROOT, "%.1f s", atS) + " (" + when + "): "
-                            + f[1] + " (subscribed again)");
-                    }
-                }
-            }
-            if (s.containsKey("latencyHistogram")) {
-                final byte[] bytes = Base64.getDecoder().decode(s.get("latencyHistogram"));
-                try {
-                    final Histogram us = Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(bytes), 0);
-                    final Histogram ns = new Histogram(3);
-                    for (final var v : us.recordedValues()) {
-                        ns.recordValueWithCount(v.getValueIteratedTo() * 1000, v.getCountAtValueIteratedTo());
-                    }
-                    if (ns.getTotalCount() > 0) {
-                        latency.put(name, ns);
-                    }
-                } catch (final java.util.zip.DataFormatException ex) {
-                    notes.add(name + ": latency histogram unreadable: " + ex);
-                }
-            }
-            if ("true".equals(s.get("final"))) {
-                checkClose(p, s);
-                for (final Map.Entry<String, Long> pub : finalTradeCount.entrySet()) {
-                    // a subscriber that ran to the end must have got the trades of every publisher that ran to the end
-                    if (pub.getValue() > 0 && !s.containsKey("trades.session." + pub.getKey())) {
-                        problems.add(name + ": got no trade of session " + pub.getKey() + " (its publisher sent " + pub.getValue()
-                            + ") although it ran to the end: it never (re)joined that publisher's RELIABLE stream");
-                    }
+        }
+        for (final String topic : new String[] {"quotes", "trades"}) {
+            if (s.containsKey(topic + ".errors")) {
+                for (final String err : s.get(topic + ".errors").split("\\|")) {
+                    final String[] f = err.split(":", 2);
+                    final String when = FaultWindow.label(windows, Long.parseLong(f[0]), p.getParent().getFileName().toString());
+                    final double atS = (Long.parseLong(f[0]) - t0Ms) / 1000.0;
+                    problems.add(name + ": " + topic + " subscription failed at " + String.format(Locale.ROOT, "%.1f s", atS) + " (" + when + "): "
+                        + f[1] + " (subscribed again)");
                 }
             }
         }
-        if (received == 0) {
-            problems.add("no subscriber received anything");
+        if (s.containsKey("latencyHistogram")) {
+            final byte[] bytes = Base64.getDecoder().decode(s.get("latencyHistogram"));
+            try {
+                final Histogram us = Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(bytes), 0);
+                final Histogram ns = new Histogram(3);
+                for (final var v : us.recordedValues()) {
+                    ns.recordValueWithCount(v.getValueIteratedTo() * 1000, v.getCountAtValueIteratedTo());
+                }
+                if (ns.getTotalCount() > 0) {
+                    latency.put(name, ns);
+                }
+            } catch (final java.util.zip.DataFormatException ex) {
+                notes.add(name + ": latency histogram unreadable: " + ex);
+            }
         }
-        if (relLost + relDup + relReordered + badContent > 0) {
-            problems.add("RELIABLE: lost=" + relLost + " dup=" + relDup + " reordered=" + relReordered + " bad content=" + badContent
-                + " (bus reported " + relReported + " of the lost as lostBefore); lost by window: " + reliableLostByWindow);
+        if ("true".equals(s.get("final"))) {
+            checkClose(p, s);
+            for (final Map.Entry<String, Long> pub : finalTradeCount.entrySet()) {
+                // a subscriber that ran to the end must have got the trades of every publisher that ran to the end
+                if (pub.getValue() > 0 && !s.containsKey("trades.session." + pub.getKey())) {
+                    problems.add(name + ": got no trade of session " + pub.getKey() + " (its publisher sent " + pub.getValue()
+                        + ") although it ran to the end: it never (re)joined that publisher's RELIABLE stream");
+                }
+            }
         }
-        // ---- rdma res per guest
-        final StringBuilder resTable = new StringBuilder("| guest | before | after | growth |\n|---|---|---|---|\n");
-        boolean resOk = true;
+    }
+
+    /** One publisher session as one subscriber JVM saw it ({@code key} is {@code quotes.session.N} or {@code trades.session.N}). */
+    private void readSession(final Path p, final Map<String, String> s, final String name, final String state, final String key,
+                             final String value) {
+        final boolean quotes = key.startsWith("quotes.session.");
+        final boolean trades = !quotes;
+        final String session = key.substring(key.lastIndexOf('.') + 1);
+        final Map<String, Long> c = kv(value);
+        received += c.get("received");
+        badContent += c.get("badContent");
+        subTable.append("| ").append(name).append(" | ").append(state).append(" | ").append(quotes ? "quotes BEST_EFFORT" : "trades RELIABLE")
+            .append(" | ").append(session).append(" | ").append(c.get("received")).append(" | ").append(c.get("first")).append(" | ")
+            .append(c.get("last")).append(" | ").append(c.get("lost")).append(" | ").append(c.get("reportedLost")).append(" | ")
+            .append(c.get("duplicated")).append(" | ").append(c.get("reordered")).append(" | ").append(c.get("badContent")).append(" |\n");
+        final String gapKey = (quotes ? "quotes" : "trades") + ".gaps." + session;
+        final String guest = p.getParent().getFileName().toString();
+        final Map<String, long[]> byWindow = FaultWindow.attribute(windows, s.getOrDefault(gapKey, ""), guest);
+        long kept = 0;
+        for (final Map.Entry<String, long[]> w : byWindow.entrySet()) {
+            kept += w.getValue()[0];
+            lossTable.append("| ").append(w.getKey()).append(" | ").append(name).append(" | ").append(quotes ? "quotes BEST_EFFORT" : "trades RELIABLE")
+                .append(" | ").append(session).append(" | ").append(w.getValue()[0]).append(" | ").append(w.getValue()[1]).append(" | ")
+                .append(w.getValue()[2]).append(" |\n");
+            if (trades) {
+                reliableLostByWindow.merge(w.getKey().replaceAll(" .*", ""), w.getValue()[1], Long::sum);
+            }
+        }
+        if (kept < c.get("lossEvents")) {
+            lossTable.append("| (not timed: only the first ").append(StreamCheck.MAX_GAP_EVENTS).append(" gaps are kept) | ").append(name)
+                .append(" | ").append(quotes ? "quotes" : "trades").append(" | ").append(session).append(" | ").append(c.get("lossEvents") - kept)
+                .append(" | | |\n");
+        }
+        final Long deadSent = deadTradeCount.get(session);
+        final long deadEarlier = deadTradeCountEarlier.getOrDefault(session, 0L);
+        if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadEarlier - 1) {
+            problems.add(name + ": trades session " + session + " of the killed publisher stopped at " + c.get("last") + ", but "
+                + DEAD_TAIL_MS / 1000 + " s before its kill the publisher had already sent up to " + (deadEarlier - 1)
+                + ": a RELIABLE stall, not the dead publisher's tail");
+        } else if (trades && deadSent != null && "true".equals(s.get("final")) && c.get("last") < deadSent - 1) {
+            // the publisher died: what it had sent and not delivered died with it (retention is in its memory)
+            deadTail += deadSent - 1 - c.get("last");
+            notes.add(name + ": trades session " + session + " of the killed publisher ended at " + c.get("last") + "; the publisher had sent "
+                + "at least up to " + (deadSent - 1) + " (" + (deadSent - 1 - c.get("last")) + " lost with the dead publisher: not promised)");
+        }
+        if (trades) {
+            relLost += c.get("lost");
+            relDup += c.get("duplicated");
+            relReordered += c.get("reordered");
+            relReported += c.get("reportedLost");
+            final Long sent = finalTradeCount.get(session);
+            if (sent != null && "true".equals(s.get("final")) && c.get("last") != sent - 1) {
+                tailLost += sent - 1 - c.get("last");
+                problems.add(name + ": trades session " + session + " ended at " + c.get("last") + " but the publisher sent up to " + (sent - 1));
+            }
+        } else {
+            beObserved += c.get("lost");
+            beReported += c.get("reportedLost");
+            if (!c.get("lost").equals(c.get("reportedLost"))) {
+                problems.add(name + ": quotes session " + session + ": gaps observed " + c.get("lost") + " != reported " + c.get("reportedLost"));
+            }
+        }
+    }
+
+    /** Every guest script exited 0, and the rdma resources returned to their baseline. */
+    private void checkRdmaRes() throws IOException {
         try (Stream<Path> guests = Files.list(lab)) {
             for (final Path g : guests.filter(p -> p.getFileName().toString().startsWith("guest")).sorted().toList()) {
                 final Path exit = g.resolve("exit-code");
@@ -395,7 +438,9 @@ public final class SoakReport {
                 }
             }
         }
-        // ---- plots
+    }
+
+    private void plot() throws IOException {
         final Map<String, List<double[]>> rates = new TreeMap<>();
         for (final Path csv : files("sub-*.csv")) {
             final List<String> lines = Files.readAllLines(csv);
@@ -419,14 +464,20 @@ public final class SoakReport {
             PercentilePlot.render("soak " + profile + ": one-way latency per subscriber JVM (clock skew included)", "one-way latency (us, log scale)",
                 latency, report.resolve("latency.png").toFile());
         }
+    }
+
+    private String verdict() {
         final boolean pass = problems.isEmpty();
-        final String verdict = String.format(Locale.ROOT, "soak verdict: %s profile=%s duration=%ds reliable lost=%d dup=%d reordered=%d%s; "
+        return String.format(Locale.ROOT, "soak verdict: %s profile=%s duration=%ds reliable lost=%d dup=%d reordered=%d%s; "
                 + "best-effort gaps reported=%d observed=%d; faults=%d; received=%d of sent quotes=%d trades=%d; res baseline %s%s",
             pass ? "PASS" : "FAIL", profile, trafficS, relLost, relDup, relReordered,
             (relLost > 0 ? " " + compact(reliableLostByWindow) : "") + (tailLost > 0 ? " tailLost=" + tailLost : "")
                 + (deadTail > 0 ? " lostWithDeadPublisher=" + deadTail : "") + (longestStallS > STALL_LIMIT_S ? " reliableStalled=" + longestStallS + "s" : ""),
             beReported, beObserved,
             faultsApplied, received, quotesSent, tradesSent, resOk ? "ok" : "GREW/UNKNOWN", "; " + unauthLine);
+    }
+
+    private void writeMarkdown(final String verdict) throws IOException {
         md.append("# Soak run: profile ").append(profile).append("\n\n`").append(verdict).append("`\n\n");
         md.append("Lab output: `").append(lab).append("`. Traffic window: ").append(trafficS).append(" s from ")
             .append(java.time.Instant.ofEpochMilli(t0Ms)).append(".\n\n");
@@ -444,7 +495,6 @@ public final class SoakReport {
         md.append("\n## Plots\n\n![rate](rate.png)\n\n").append(latency.isEmpty() ? "(no latency samples)\n" : "![latency](latency.png)\n");
         md.append("\n## How to read this\n\nSee soak-tests/README.md, section \"Reading the report\".\n");
         Files.writeString(report.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
-        return verdict;
     }
 
     /**

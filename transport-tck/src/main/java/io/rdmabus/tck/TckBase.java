@@ -20,6 +20,8 @@ import java.util.function.Predicate;
 import io.rdmabus.Bus;
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
 import io.rdmabus.SubscriptionStats;
 import io.rdmabus.Topic;
@@ -43,8 +45,9 @@ import reactor.core.Disposable;
 /**
  * What every case of the transport compatibility kit stands on: the fixture's lifecycle (one per test class), the case
  * bounds scaled by the fixture's time factor, the resources a case opens and the kit closes after it, and the helpers
- * the cases share (buses, topics, subscriptions, stats, raw frame injection). The cases are in {@link HostileFrameTck}
- * and {@link TransportTck}; a transport's test extends {@link TransportTck}, which runs them all.
+ * the cases share (buses, topics, subscriptions, probes, offers, stats, raw frame injection). The cases are in
+ * {@link HostileFrameTck}, {@link DeliveryTck}, {@link FlowControlTck} and {@link LifecycleTck}, each extending the one
+ * before; a transport's test extends {@link TransportTck}, the last of the chain, which runs them all.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @ExtendWith(ScaledTimeoutExtension.class)
@@ -172,6 +175,46 @@ public abstract class TckBase implements ScaledTimeoutExtension.TimeScaled {
         final Disposable d = rec;
         toClose.add(d::dispose);
         return rec;
+    }
+
+    final void awaitConnected(final BusPublication<?> pub) throws InterruptedException {
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
+        while (!pub.isConnected()) {
+            assertTrue(System.nanoTime() < deadlineNs, "publication to " + pub.topic().name() + " not connected within " + connectTimeout);
+            Thread.sleep(5);
+        }
+    }
+
+    /** Publishes probes on {@code pub} until every recorder has received one from its session. */
+    final void awaitProbes(final BusPublication<String> pub, final List<Recorder<String>> recs) throws InterruptedException {
+        final Predicate<Received<String>> isProbe = r -> r.sessionId() == pub.sessionId() && PROBE.equals(r.value());
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
+        while (!recs.stream().allMatch(rec -> rec.count(isProbe) > 0)) {
+            assertTrue(System.nanoTime() < deadlineNs, "probes on " + pub.topic().name() + " did not reach every subscriber within "
+                + connectTimeout);
+            final int status = pub.offer(PROBE);
+            assertTrue(status != PublishStatus.CLOSED && status != PublishStatus.MESSAGE_TOO_LARGE, "probe offer: "
+                + PublishStatus.describe(status));
+            Thread.sleep(20);
+        }
+    }
+
+    final <T> void offerUntilTaken(final BusPublication<T> pub, final T value) {
+        final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
+        while (true) {
+            final int status = pub.offer(value);
+            if (status == PublishStatus.OK) {
+                return;
+            }
+            if (status != PublishStatus.BACK_PRESSURED && status != PublishStatus.NOT_CONNECTED) {
+                fail("offer to " + pub.topic().name() + " returned " + PublishStatus.describe(status));
+            }
+            if (System.nanoTime() >= deadlineNs) {
+                fail("offer to " + pub.topic().name() + " not taken within " + deliveryTimeout + ", last status "
+                    + PublishStatus.describe(status));
+            }
+            LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
+        }
     }
 
     static SubscriptionStats statsOf(final Bus bus, final Topic<?> topic) {

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Timeout;
  * Fuzzes the rdma transport's RC message parser ({@link ControlMessages#classify}, the pure form of what the poller
  * does on a receive completion) with random and mutated envelopes at random lengths; checks it never throws, agrees
  * with a model written from {@link Wire}'s documented layout, and accepts every message the transport itself sends.
- * Also counts how many malformed messages the poller's inline parsing (as of this commit, modelled below) would act on.
+ * Also counts how many malformed messages the poller's inline parsing from before it called classify (modelled below)
+ * would have acted on: what classify guards against.
  */
 class ControlMessagesFuzzTest {
     private static final int MAX_FRAME = 16384;

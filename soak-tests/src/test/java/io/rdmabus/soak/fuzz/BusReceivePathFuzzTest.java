@@ -85,114 +85,11 @@ class BusReceivePathFuzzTest {
             }
             assertNotNull(sink, "the bus never subscribed at the transport");
 
-            long validSent = 0;          // valid-session frames put on the "wire" (sequence 0..validSeq-1 exist)
-            long validSkipped = 0;       // BEST_EFFORT: valid-session sequences never sent (wire loss)
-            long replays = 0;            // copies of already-sent valid frames (must count as duplicates)
-            long headerRejected = 0;     // garbage the documented header rules reject (or another topic's id)
-            long headerAccepted = 0;     // garbage that is a well-formed header of this topic
-            long forged = 0;             // valid-session frames with a forged sequence ahead (suspects the next frame refutes)
-            long pendingForged = -1;     // the forged sequence when it was the valid session's last frame, else -1
-            final SequenceModel model = new SequenceModel(delivery == Delivery.RELIABLE, FrameHeader.BEST_EFFORT_GAP_BOUND);
-            long maxOnFrameNs = 0;
-            long validSeq = 0;
-            long firstOffered = -1;      // the valid session's first sequence the bus saw: it counts losses from there
-            final List<byte[]> sentValid = new ArrayList<>();
-            long garbageSeq = 0;
+            final Campaign campaign = new Campaign(fuzz, sink, topic.topicId(), delivery);
             while (fuzz.more()) {
-                final SplittableRandom rnd = fuzz.nextCase();
-                final byte[] toSend;
-                boolean isValid = false;
-                boolean isForged = false;
-                final int kind = rnd.nextInt(7);
-                switch (kind) {
-                    case 0, 1 -> {
-                        if (delivery == Delivery.BEST_EFFORT && rnd.nextInt(10) == 0) {
-                            validSeq++; // a datagram lost on the wire
-                            validSkipped++;
-                            continue;
-                        }
-                        toSend = frame(topic.topicId(), VALID_SESSION, validSeq, validSeq);
-                        if (firstOffered < 0) {
-                            firstOffered = validSeq;
-                        }
-                        validSeq++;
-                        isValid = true;
-                    }
-                    case 2 -> {
-                        toSend = Fuzz.bytes(rnd, rnd.nextInt(2 * FrameHeader.LENGTH + 16));
-                    }
-                    case 6 -> {
-                        if (firstOffered < 0) {
-                            continue; // the valid session's first frame sets its expectation: forge only after it
-                        }
-                        // ahead of anything the valid session will send next (BEST_EFFORT: beyond the bound), near or far
-                        final long min = validSeq + (delivery == Delivery.RELIABLE ? 1 : FrameHeader.BEST_EFFORT_GAP_BOUND + 1);
-                        long forgedSeq = min + (rnd.nextBoolean() ? rnd.nextInt(8) : rnd.nextLong(Long.MAX_VALUE / 2));
-                        if (forgedSeq == pendingForged + 1) {
-                            forgedSeq++; // the previous forged frame + 1 would confirm it: two frames forged in concert
-                        }
-                        pendingForged = forgedSeq;
-                        toSend = frame(topic.topicId(), VALID_SESSION, forgedSeq, forgedSeq);
-                        isForged = true;
-                    }
-                    case 3 -> {
-                        if (sentValid.isEmpty()) {
-                            continue;
-                        }
-                        toSend = sentValid.get(rnd.nextInt(sentValid.size())).clone();
-                        replays++;
-                    }
-                    default -> {
-                        final byte[] b = frame(topic.topicId(), GARBAGE_SESSION, garbageSeq++, rnd.nextLong());
-                        Fuzz.mutate(rnd, b, 1 + rnd.nextInt(3));
-                        if (rnd.nextInt(4) == 0) {
-                            final byte[] resized = java.util.Arrays.copyOf(b, rnd.nextInt(b.length + 24));
-                            toSend = resized;
-                        } else {
-                            toSend = b;
-                        }
-                    }
-                }
-                final boolean replay = kind == 3;
-                if (isValid || replay) {
-                    pendingForged = -1;
-                }
-                if (!isValid && !replay && !isForged && toSend.length >= FrameHeader.LENGTH
-                    && FrameHeader.sessionId(new UnsafeBuffer(toSend), 0) == VALID_SESSION) {
-                    // garbage must not pose as the valid session (that is a forged publisher, not malformed input)
-                    new UnsafeBuffer(toSend).putInt(FrameHeader.SESSION_ID_OFFSET, GARBAGE_SESSION + 1, ByteOrder.LITTLE_ENDIAN);
-                }
-                boolean wellFormed = true;
-                if (isForged) {
-                    forged++;
-                } else if (!isValid && !replay) {
-                    wellFormed = FrameHeaderFuzzTest.modelAccepts(toSend, 0, toSend.length, MAX_FRAME)
-                        && FrameHeader.topicId(new UnsafeBuffer(toSend), 0) == topic.topicId();
-                    if (wellFormed) {
-                        headerAccepted++;
-                    } else {
-                        headerRejected++;
-                    }
-                }
-                if (wellFormed) {
-                    final UnsafeBuffer header = new UnsafeBuffer(toSend);
-                    model.judge(FrameHeader.sessionId(header, 0), FrameHeader.sequence(header, 0));
-                }
-                maxOnFrameNs = Math.max(maxOnFrameNs, offer(fuzz, sink, toSend, delivery));
-                if (isValid) {
-                    validSent++;
-                    if (sentValid.size() < 64) {
-                        sentValid.add(toSend);
-                    } else {
-                        sentValid.set(rnd.nextInt(64), toSend);
-                    }
-                }
+                campaign.step(fuzz.nextCase());
             }
-            // a final valid frame, so every earlier loss of the valid session is reported on something
-            final long last = validSeq;
-            model.judge(VALID_SESSION, last);
-            maxOnFrameNs = Math.max(maxOnFrameNs, offer(fuzz, sink, frame(topic.topicId(), VALID_SESSION, last, last), delivery));
-            validSent++;
+            final long last = campaign.finish();
 
             final long deliverDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (got.stream().noneMatch(r -> r.sessionId() == VALID_SESSION && r.value() == last) && System.nanoTime() < deliverDeadlineNs) {
@@ -202,14 +99,154 @@ class BusReceivePathFuzzTest {
             final SubscriptionStats stats = bus.stats().subscriptions().stream().filter(s -> s.topic().equals(topic.name())).findFirst()
                 .orElseThrow();
             final List<Received<Long>> valid = got.stream().filter(r -> r.sessionId() == VALID_SESSION).toList();
-            final long lostReported = valid.stream().mapToLong(Received::lostBefore).sum();
-            System.out.println(fuzz.summary("validSent=" + validSent + " validSkipped=" + validSkipped + " replays=" + replays
-                + " garbageRejectedByHeader=" + headerRejected + " garbageWellFormed=" + headerAccepted + " forged=" + forged
-                + " delivered=" + got.size() + " maxOnFrameUs=" + maxOnFrameNs / 1000 + " " + model + " stats=" + stats));
+            System.out.println(campaign.summary(got.size(), stats));
 
             assertNull(error.get(), fuzz.fail("malformed input reached the subscriber as an error: " + error.get()));
             assertFalse(completed.get(), fuzz.fail("malformed input completed the subscriber"));
             assertTrue(valid.stream().anyMatch(r -> r.value() == last), fuzz.fail("the last valid message never arrived"));
+            campaign.assertValidSession(valid, last);
+            campaign.assertCounters(stats);
+            sub.dispose();
+        }
+    }
+
+    /** One run's frames and what the sequence rule expects of them; used by the test thread only, which plays the receive loop. */
+    private static final class Campaign {
+        private final Fuzz fuzz;
+        private final SubscriptionSink sink;
+        private final int topicId;
+        private final Delivery delivery;
+        private long validSent;              // valid-session frames put on the "wire" (sequence 0..validSeq-1 exist)
+        private long validSkipped;           // BEST_EFFORT: valid-session sequences never sent (wire loss)
+        private long replays;                // copies of already-sent valid frames (must count as duplicates)
+        private long headerRejected;         // garbage the documented header rules reject (or another topic's id)
+        private long headerAccepted;         // garbage that is a well-formed header of this topic
+        private long forged;                 // valid-session frames with a forged sequence ahead (suspects the next frame refutes)
+        private long pendingForged = -1;     // the forged sequence when it was the valid session's last frame, else -1
+        private final SequenceModel model;
+        private long maxOnFrameNs;
+        private long validSeq;
+        private long firstOffered = -1;      // the valid session's first sequence the bus saw: it counts losses from there
+        private final List<byte[]> sentValid = new ArrayList<>();
+        private long garbageSeq;
+
+        Campaign(final Fuzz fuzz, final SubscriptionSink sink, final int topicId, final Delivery delivery) {
+            this.fuzz = fuzz;
+            this.sink = sink;
+            this.topicId = topicId;
+            this.delivery = delivery;
+            model = new SequenceModel(delivery == Delivery.RELIABLE, FrameHeader.BEST_EFFORT_GAP_BOUND);
+        }
+
+        /** One case: a valid frame (or, BEST_EFFORT, one lost on the wire), garbage, a forged sequence or a replay. */
+        void step(final SplittableRandom rnd) throws InterruptedException {
+            final byte[] toSend;
+            boolean isValid = false;
+            boolean isForged = false;
+            final int kind = rnd.nextInt(7);
+            switch (kind) {
+                case 0, 1 -> {
+                    if (delivery == Delivery.BEST_EFFORT && rnd.nextInt(10) == 0) {
+                        validSeq++; // a datagram lost on the wire
+                        validSkipped++;
+                        return;
+                    }
+                    toSend = frame(topicId, VALID_SESSION, validSeq, validSeq);
+                    if (firstOffered < 0) {
+                        firstOffered = validSeq;
+                    }
+                    validSeq++;
+                    isValid = true;
+                }
+                case 2 -> {
+                    toSend = Fuzz.bytes(rnd, rnd.nextInt(2 * FrameHeader.LENGTH + 16));
+                }
+                case 6 -> {
+                    if (firstOffered < 0) {
+                        return; // the valid session's first frame sets its expectation: forge only after it
+                    }
+                    // ahead of anything the valid session will send next (BEST_EFFORT: beyond the bound), near or far
+                    final long min = validSeq + (delivery == Delivery.RELIABLE ? 1 : FrameHeader.BEST_EFFORT_GAP_BOUND + 1);
+                    long forgedSeq = min + (rnd.nextBoolean() ? rnd.nextInt(8) : rnd.nextLong(Long.MAX_VALUE / 2));
+                    if (forgedSeq == pendingForged + 1) {
+                        forgedSeq++; // the previous forged frame + 1 would confirm it: two frames forged in concert
+                    }
+                    pendingForged = forgedSeq;
+                    toSend = frame(topicId, VALID_SESSION, forgedSeq, forgedSeq);
+                    isForged = true;
+                }
+                case 3 -> {
+                    if (sentValid.isEmpty()) {
+                        return;
+                    }
+                    toSend = sentValid.get(rnd.nextInt(sentValid.size())).clone();
+                    replays++;
+                }
+                default -> {
+                    final byte[] b = frame(topicId, GARBAGE_SESSION, garbageSeq++, rnd.nextLong());
+                    Fuzz.mutate(rnd, b, 1 + rnd.nextInt(3));
+                    if (rnd.nextInt(4) == 0) {
+                        final byte[] resized = java.util.Arrays.copyOf(b, rnd.nextInt(b.length + 24));
+                        toSend = resized;
+                    } else {
+                        toSend = b;
+                    }
+                }
+            }
+            final boolean replay = kind == 3;
+            if (isValid || replay) {
+                pendingForged = -1;
+            }
+            if (!isValid && !replay && !isForged && toSend.length >= FrameHeader.LENGTH
+                && FrameHeader.sessionId(new UnsafeBuffer(toSend), 0) == VALID_SESSION) {
+                // garbage must not pose as the valid session (that is a forged publisher, not malformed input)
+                new UnsafeBuffer(toSend).putInt(FrameHeader.SESSION_ID_OFFSET, GARBAGE_SESSION + 1, ByteOrder.LITTLE_ENDIAN);
+            }
+            boolean wellFormed = true;
+            if (isForged) {
+                forged++;
+            } else if (!isValid && !replay) {
+                wellFormed = FrameHeaderFuzzTest.modelAccepts(toSend, 0, toSend.length, MAX_FRAME)
+                    && FrameHeader.topicId(new UnsafeBuffer(toSend), 0) == topicId;
+                if (wellFormed) {
+                    headerAccepted++;
+                } else {
+                    headerRejected++;
+                }
+            }
+            if (wellFormed) {
+                final UnsafeBuffer header = new UnsafeBuffer(toSend);
+                model.judge(FrameHeader.sessionId(header, 0), FrameHeader.sequence(header, 0));
+            }
+            maxOnFrameNs = Math.max(maxOnFrameNs, offer(fuzz, sink, toSend, delivery));
+            if (isValid) {
+                validSent++;
+                if (sentValid.size() < 64) {
+                    sentValid.add(toSend);
+                } else {
+                    sentValid.set(rnd.nextInt(64), toSend);
+                }
+            }
+        }
+
+        /** Sends a final valid frame, so every earlier loss of the valid session is reported on something. @return its value */
+        long finish() throws InterruptedException {
+            final long last = validSeq;
+            model.judge(VALID_SESSION, last);
+            maxOnFrameNs = Math.max(maxOnFrameNs, offer(fuzz, sink, frame(topicId, VALID_SESSION, last, last), delivery));
+            validSent++;
+            return last;
+        }
+
+        String summary(final int delivered, final SubscriptionStats stats) {
+            return fuzz.summary("validSent=" + validSent + " validSkipped=" + validSkipped + " replays=" + replays
+                + " garbageRejectedByHeader=" + headerRejected + " garbageWellFormed=" + headerAccepted + " forged=" + forged
+                + " delivered=" + delivered + " maxOnFrameUs=" + maxOnFrameNs / 1000 + " " + model + " stats=" + stats);
+        }
+
+        /** The valid session arrived complete and in order (RELIABLE) or with every loss reported (BEST_EFFORT). */
+        void assertValidSession(final List<Received<Long>> valid, final long last) {
+            final long lostReported = valid.stream().mapToLong(Received::lostBefore).sum();
             for (final Received<Long> r : valid) {
                 assertEquals(r.sequence(), r.value(), fuzz.fail("valid session: value and sequence differ " + r));
             }
@@ -231,6 +268,10 @@ class BusReceivePathFuzzTest {
                     + ") do not match the missing messages (" + (last + 1 - from - valid.size()) + "), skipped on the wire " + validSkipped
                     + ", first sequence offered " + from));
             }
+        }
+
+        /** The subscription's counters are exactly those of the sequence rule. */
+        void assertCounters(final SubscriptionStats stats) {
             // the sequence rule, exactly: what was taken, what was behind, what was lost, which suspects were corrupt
             assertEquals(model.received, stats.framesReceived(), fuzz.fail("framesReceived differs from the sequence rule's " + model + ": " + stats));
             assertEquals(model.duplicates, stats.duplicates(), fuzz.fail("duplicates differ from the sequence rule's " + model + ": " + stats));
@@ -243,7 +284,6 @@ class BusReceivePathFuzzTest {
             assertEquals(validSent + replays + headerAccepted + forged, stats.framesReceived() + stats.duplicates() + model.suspects,
                 fuzz.fail("every well-formed frame is received, a duplicate or a suspect: " + stats + ", " + model));
             assertTrue(stats.duplicates() >= replays, fuzz.fail("replayed valid frames not counted as duplicates: " + stats));
-            sub.dispose();
         }
     }
 

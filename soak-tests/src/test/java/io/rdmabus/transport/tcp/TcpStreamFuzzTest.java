@@ -176,34 +176,17 @@ class TcpStreamFuzzTest {
         try (Bus bus = Bus.builder().name("fuzz-tcp").transport(transport).discovery(StaticSeedDiscovery.none()).build()) {
             final Disposable sub = bus.subscribeReceived(topic, SubscribeOptions.defaults()).subscribe(got::add, error::set);
             final InetSocketAddress address = transport.boundAddress();
-            // the time budget, but never fewer cases than it takes to see a valid and a framing-breaking stream (a
-            // loaded CI host ran only two cases in the budget once, and both were of one kind)
+            // the time budget, but never fewer cases than it takes to see a valid and a framing-breaking stream (a loaded
+            // host may run only a few cases in the budget, all of one kind)
             while (fuzz.more() || (validStreams == 0 || badStreams == 0) && fuzz.iteration() < MIN_CASES_CAP) {
                 final SplittableRandom rnd = fuzz.nextCase();
-                final int session = rnd.nextInt() | 0x4000_0000;
-                final int count = 1 + rnd.nextInt(40);
-                final ByteArrayOutputStream stream = new ByteArrayOutputStream();
-                stream.write(hello(rnd.nextLong()));
-                for (int i = 0; i < count; i++) {
-                    stream.write(data(topic.topicId(), session, i, i));
-                    if (rnd.nextInt(16) == 0) {
-                        stream.write(unsubscribe(rnd.nextInt() | 1)); // a topic nobody here publishes: harmless
-                    }
-                }
-                byte[] bytes = stream.toByteArray();
-                final int mode = rnd.nextInt(3);
-                if (mode == 1) {
-                    final int mutations = 1 + rnd.nextInt(4);
-                    Fuzz.mutate(rnd, bytes, mutations);
-                    if (mutations == 1) {
-                        oneMutation.put(session, count);
-                    }
-                } else if (mode == 2) {
-                    final int keep = rnd.nextInt(bytes.length);
-                    final byte[] garbage = Fuzz.bytes(rnd, rnd.nextInt(64));
-                    final byte[] spliced = java.util.Arrays.copyOf(bytes, keep + garbage.length);
-                    System.arraycopy(garbage, 0, spliced, keep, garbage.length);
-                    bytes = spliced;
+                final StreamCase c = StreamCase.generate(rnd, topic.topicId());
+                final int session = c.session();
+                final int count = c.count();
+                final int mode = c.mode();
+                final byte[] bytes = c.bytes();
+                if (c.oneMutation()) {
+                    oneMutation.put(session, count);
                 }
                 final boolean breaks = modelBreaksFraming(bytes);
                 final int length = bytes.length;
@@ -279,6 +262,41 @@ class TcpStreamFuzzTest {
                     + lost + " lost: " + stats));
             }
             sub.dispose();
+        }
+    }
+
+    /**
+     * One case's stream: a hello, then {@code count} data frames of {@code session} (now and then an unsubscribe of a
+     * topic nobody publishes), sent as is (mode 0), with 1 to 4 bytes mutated (mode 1) or cut and spliced with garbage
+     * (mode 2).
+     */
+    private record StreamCase(int session, int count, int mode, byte[] bytes, boolean oneMutation) {
+        static StreamCase generate(final SplittableRandom rnd, final int topicId) throws IOException {
+            final int session = rnd.nextInt() | 0x4000_0000;
+            final int count = 1 + rnd.nextInt(40);
+            final ByteArrayOutputStream stream = new ByteArrayOutputStream();
+            stream.write(hello(rnd.nextLong()));
+            for (int i = 0; i < count; i++) {
+                stream.write(data(topicId, session, i, i));
+                if (rnd.nextInt(16) == 0) {
+                    stream.write(unsubscribe(rnd.nextInt() | 1)); // a topic nobody here publishes: harmless
+                }
+            }
+            byte[] bytes = stream.toByteArray();
+            final int mode = rnd.nextInt(3);
+            boolean oneMutation = false;
+            if (mode == 1) {
+                final int mutations = 1 + rnd.nextInt(4);
+                Fuzz.mutate(rnd, bytes, mutations);
+                oneMutation = mutations == 1;
+            } else if (mode == 2) {
+                final int keep = rnd.nextInt(bytes.length);
+                final byte[] garbage = Fuzz.bytes(rnd, rnd.nextInt(64));
+                final byte[] spliced = java.util.Arrays.copyOf(bytes, keep + garbage.length);
+                System.arraycopy(garbage, 0, spliced, keep, garbage.length);
+                bytes = spliced;
+            }
+            return new StreamCase(session, count, mode, bytes, oneMutation);
         }
     }
 }

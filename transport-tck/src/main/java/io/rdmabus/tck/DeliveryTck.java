@@ -1,0 +1,261 @@
+package io.rdmabus.tck;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import io.rdmabus.Bus;
+import io.rdmabus.BusPublication;
+import io.rdmabus.Delivery;
+import io.rdmabus.MessageTooLargeException;
+import io.rdmabus.PublishStatus;
+import io.rdmabus.Received;
+import io.rdmabus.SubscribeOptions;
+import io.rdmabus.SubscriptionStats;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
+import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportCapabilities;
+
+import org.junit.jupiter.api.Test;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Cases of the transport compatibility kit about what arrives: one to one on either delivery, many topics at once
+ * without cross-talk, fan-out to several buses, and messages larger than a frame. Part of {@link TransportTck}, which a
+ * transport's test extends.
+ */
+public abstract class DeliveryTck extends HostileFrameTck {
+
+    DeliveryTck() {
+    }
+
+    // ------------------------------------------------------------------------------------------------ one to one
+
+    /** RELIABLE, one publisher and one subscriber: every value arrives once, in order, from one session, with no loss. */
+    @Test
+    @ScaledTimeout(30)
+    void reliableOneToOneDeliversEverythingInOrder() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("r1to1", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
+        final int n = 10_000;
+        final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m-" + i).toList();
+
+        // a reliable publish waits for a connected subscriber before its first value
+        pubBus.publish(topic, Flux.fromIterable(expected)).block(deliveryTimeout);
+
+        assertTrue(rec.awaitCount(n, deliveryTimeout), () -> "received " + rec.count() + " of " + n);
+        assertNull(rec.error(), "subscriber got an error");
+        final List<Received<String>> got = rec.received();
+        assertEquals(expected, got.stream().map(Received::value).toList(), "values or order differ");
+        assertEquals(1, got.stream().map(Received::sessionId).distinct().count(), "one publish is one session");
+        assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "a reliable stream reported loss");
+        for (int i = 1; i < got.size(); i++) {
+            assertTrue(got.get(i).sequence() > got.get(i - 1).sequence(), "sequences not increasing at " + i);
+        }
+        final SubscriptionStats stats = statsOf(subBus, topic);
+        assertEquals(0, stats.gapMessages() + stats.droppedBySubscriber() + stats.malformedFrames() + stats.duplicates(),
+            "reliable stream counted loss: " + stats);
+        assertEquals(n + 0L, stats.messagesDelivered(), "messagesDelivered: " + stats);
+        assertTrue(pubBus.stats().messagesPublished() >= n, "publisher counted " + pubBus.stats().messagesPublished());
+    }
+
+    /** BEST_EFFORT, one publisher and one subscriber with room for everything: exact values and order, no gap. */
+    @Test
+    @ScaledTimeout(30)
+    void bestEffortOneToOneDeliversEverythingInOrder() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("be1to1", Delivery.BEST_EFFORT);
+        final int n = 2_000;
+        // the ring holds the whole run: this case is about the transport, not about slow-consumer policy
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.<String>defaults().withRingSize(4096));
+        final BusPublication<String> pub = publication(pubBus, topic);
+        awaitProbes(pub, List.of(rec));
+
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, "m-" + i);
+        }
+        assertTrue(rec.awaitCount(probes(rec) + n, deliveryTimeout), () -> "received " + (rec.count() - probes(rec)) + " of " + n);
+        final List<Received<String>> got = notProbes(rec.received());
+        assertEquals(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList(), got.stream().map(Received::value).toList(),
+            "values or order differ");
+        assertTrue(got.stream().allMatch(r -> r.sessionId() == pub.sessionId() && r.lostBefore() == 0),
+            "loss reported or foreign session on an unloaded best-effort stream");
+        assertNull(rec.error());
+    }
+
+    // ------------------------------------------------------------------------------------------------ many topics, fan-out
+
+    /** 20 topics at once between the same two buses: each subscriber gets exactly its topic's values. */
+    @Test
+    @ScaledTimeout(40)
+    void manyTopicsAtOnceHaveNoCrossTalk() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final int topics = 20;
+        final int n = 300;
+        final List<Topic<String>> all = new ArrayList<>();
+        final List<Recorder<String>> recs = new ArrayList<>();
+        for (int k = 0; k < topics; k++) {
+            final Topic<String> topic = topic("many" + k, Delivery.RELIABLE);
+            all.add(topic);
+            recs.add(subscribe(subBus, topic, SubscribeOptions.defaults()));
+        }
+        Flux.range(0, topics)
+            .flatMap(k -> pubBus.publish(all.get(k), Flux.range(0, n).map(i -> "t" + k + "-" + i)).subscribeOn(Schedulers.boundedElastic()),
+                topics)
+            .then()
+            .block(scaled(Duration.ofSeconds(30)));
+        for (int k = 0; k < topics; k++) {
+            final int topicIndex = k;
+            final Recorder<String> rec = recs.get(k);
+            assertTrue(rec.awaitCount(n, deliveryTimeout), "topic " + k + " received " + rec.count() + " of " + n);
+            assertEquals(IntStream.range(0, n).mapToObj(i -> "t" + topicIndex + "-" + i).toList(), rec.values(),
+                "topic " + k + " got foreign or missing values");
+        }
+        Thread.sleep(200); // anything late and foreign would show now
+        for (int k = 0; k < topics; k++) {
+            assertEquals(n, recs.get(k).count(), "topic " + k + " received extra values");
+            assertEquals(0, statsOf(subBus, all.get(k)).malformedFrames(), "topic " + k + " saw frames of another topic");
+        }
+    }
+
+    /** One publisher, three subscriber buses: every subscriber gets every value, in order (RELIABLE). */
+    @Test
+    @ScaledTimeout(40)
+    void reliableFanOutToThreeBuses() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Topic<String> topic = topic("fanout", Delivery.RELIABLE);
+        final List<Bus> subBuses = List.of(bus("sub-a"), bus("sub-b"), bus("sub-c"));
+        final List<Recorder<String>> recs = subBuses.stream().map(b -> subscribe(b, topic, SubscribeOptions.<String>defaults())).toList();
+        final BusPublication<String> pub = publication(pubBus, topic);
+        awaitProbes(pub, recs);
+
+        final int n = 5_000;
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, "m-" + i);
+        }
+        final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m-" + i).toList();
+        for (int s = 0; s < recs.size(); s++) {
+            final Recorder<String> rec = recs.get(s);
+            assertTrue(rec.awaitUntil(list -> notProbes(list).size() >= n, deliveryTimeout),
+                "subscriber " + s + " received " + notProbes(rec.received()).size() + " of " + n);
+            final List<Received<String>> got = notProbes(rec.received());
+            assertEquals(expected, got.stream().map(Received::value).toList(), "subscriber " + s + ": values or order differ");
+            assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "subscriber " + s + " reported loss on a reliable topic");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ sizes
+
+    /**
+     * Messages above the frame size, per the contract: RELIABLE messages several frames long are fragmented and arrive
+     * intact; a BEST_EFFORT message one byte over a frame is refused ({@code MESSAGE_TOO_LARGE} from offer,
+     * {@link MessageTooLargeException} from publish) while one that fits exactly arrives; a message over
+     * {@code topic.maxMessageLength()} is refused on either delivery.
+     */
+    @Test
+    @ScaledTimeout(40)
+    void messagesLargerThanAFrameFollowTheContract() throws Exception {
+        final TransportCapabilities caps;
+        try (Transport raw = fixture.newRawTransport()) {
+            caps = raw.capabilities();
+        }
+        assertEquals(fixture.maxBestEffortFrameLength(), caps.maxBestEffortFrameLength(),
+            "fixture.maxBestEffortFrameLength() disagrees with the transport's capabilities");
+        assertTrue(caps.maxReliableFrameLength() > FrameHeader.LENGTH && caps.maxBestEffortFrameLength() > FrameHeader.LENGTH,
+            "frames must have room after the header: " + caps);
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+
+        // RELIABLE: fragmentation and reassembly, sizes around the frame boundary and several frames long
+        final int reliablePayload = caps.maxReliableFrameLength() - FrameHeader.LENGTH;
+        final int large = (int) Math.min(Topic.MAX_MESSAGE_LENGTH_LIMIT, 5L * caps.maxReliableFrameLength() + 7);
+        final List<Integer> sizes = Stream.of(1, reliablePayload, reliablePayload + 1, large)
+            .filter(s -> s <= Topic.MAX_MESSAGE_LENGTH_LIMIT).distinct().toList();
+        final Topic<byte[]> reliable = topic("large-r", Codecs.bytes(), Delivery.RELIABLE)
+            .withMaxMessageLength(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow());
+        final Recorder<byte[]> rrec = subscribe(subBus, reliable, SubscribeOptions.<byte[]>defaults().withRingSize(16));
+        final List<byte[]> sent = sizes.stream().map(s -> randomBytes(s)).toList();
+        pubBus.publish(reliable, Flux.fromIterable(sent)).block(deliveryTimeout);
+        assertTrue(rrec.awaitCount(sent.size(), deliveryTimeout), "received " + rrec.count() + " of " + sent.size() + " large messages");
+        final List<byte[]> got = rrec.values();
+        for (int i = 0; i < sent.size(); i++) {
+            assertArrayEquals(sent.get(i), got.get(i), "message of " + sizes.get(i) + " bytes differs (max reliable frame "
+                + caps.maxReliableFrameLength() + ")");
+        }
+        assertTrue(rrec.received().stream().allMatch(r -> r.lostBefore() == 0));
+
+        // BEST_EFFORT: one frame at most
+        final int bePayload = caps.maxBestEffortFrameLength() - FrameHeader.LENGTH;
+        final Topic<byte[]> bestEffort = topic("large-be", Codecs.bytes(), Delivery.BEST_EFFORT)
+            .withMaxMessageLength(Math.max(bePayload + 1, 1024));
+        final Recorder<byte[]> berec = subscribe(subBus, bestEffort, SubscribeOptions.defaults());
+        final BusPublication<byte[]> bePub = publication(pubBus, bestEffort);
+        final byte[] fits = randomBytes(bePayload);
+        final long deadlineNs = System.nanoTime() + connectTimeout.toNanos();
+        while (berec.count() == 0) {
+            assertTrue(System.nanoTime() < deadlineNs, "no best-effort message of exactly one frame arrived");
+            offerUntilTaken(bePub, fits);
+            berec.awaitCount(1, Duration.ofMillis(100));
+        }
+        assertArrayEquals(fits, berec.values().get(0), "a best-effort message of exactly one frame differs");
+        final long publishedBefore = pubBus.stats().messagesPublished();
+        assertEquals(PublishStatus.MESSAGE_TOO_LARGE, bePub.offer(randomBytes(bePayload + 1)),
+            "offer of a best-effort message one byte over the frame (" + caps.maxBestEffortFrameLength() + ")");
+        final Throwable beError = assertThrows(Throwable.class,
+            () -> pubBus.publish(bestEffort, Mono.just(randomBytes(bePayload + 1))).block(deliveryTimeout));
+        assertInstanceOf(MessageTooLargeException.class, beError, "publish of a best-effort message over one frame");
+        assertEquals(publishedBefore, pubBus.stats().messagesPublished(), "a refused message was counted as published");
+
+        // the topic's own limit, both deliveries
+        for (final Delivery delivery : Delivery.values()) {
+            final int limit = Math.min(64, bePayload);
+            final Topic<byte[]> limited = topic("limit-" + delivery, Codecs.bytes(), delivery).withMaxMessageLength(limit);
+            final BusPublication<byte[]> p = publication(pubBus, limited);
+            assertEquals(PublishStatus.MESSAGE_TOO_LARGE, p.offer(new byte[limit + 1]), delivery + " offer over maxMessageLength");
+            final Throwable error = assertThrows(Throwable.class,
+                () -> pubBus.publish(limited, Mono.just(new byte[limit + 1])).block(deliveryTimeout));
+            assertInstanceOf(MessageTooLargeException.class, error, delivery + " publish over maxMessageLength");
+        }
+        final Topic<byte[]> limited = topic("limit-ok", Codecs.bytes(), Delivery.RELIABLE).withMaxMessageLength(64);
+        final Recorder<byte[]> lrec = subscribe(subBus, limited, SubscribeOptions.defaults());
+        final byte[] exactly = randomBytes(64);
+        pubBus.publish(limited, Mono.just(exactly)).block(deliveryTimeout);
+        assertTrue(lrec.awaitCount(1, deliveryTimeout), "a message of exactly maxMessageLength did not arrive");
+        assertArrayEquals(exactly, lrec.values().get(0));
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private static int probes(final Recorder<String> rec) {
+        return (int) rec.count(r -> PROBE.equals(r.value()));
+    }
+
+    private static List<Received<String>> notProbes(final List<Received<String>> list) {
+        return list.stream().filter(r -> !PROBE.equals(r.value())).toList();
+    }
+
+    private static byte[] randomBytes(final int length) {
+        final byte[] bytes = new byte[length];
+        ThreadLocalRandom.current().nextBytes(bytes);
+        return bytes;
+    }
+}
