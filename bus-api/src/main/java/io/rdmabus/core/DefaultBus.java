@@ -156,6 +156,9 @@ public final class DefaultBus implements Bus {
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null);
             channel.sink = sink;
+            if (counters != null) {
+                channel.errorLog = counters::recordError;
+            }
             try {
                 channel.transportSubscription = transport.addSubscription(topic.descriptor(), channel);
             } catch (final RuntimeException ex) {

@@ -84,6 +84,8 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     /** The sink read once by {@link #deliver()} for the current drain, so a concurrent dispose cannot null it mid-drain. */
     private FluxSink<Received<T>> drainSink;
     volatile TransportSubscription transportSubscription;
+    /** Where a transport error that ends this subscription is recorded too (the bus's counters file), or null. */
+    volatile java.util.function.Consumer<Throwable> errorLog;
     private volatile Throwable transportError;
     private volatile boolean terminated;
     private volatile boolean closed;
@@ -312,6 +314,10 @@ final class SubscriptionChannel<T> implements SubscriptionSink {
     @Override
     public void onTransportError(final Throwable cause) {
         transportError = cause;
+        final java.util.function.Consumer<Throwable> log = errorLog;
+        if (log != null) {
+            log.accept(cause);
+        }
     }
 
     // ---------------------------------------------------------------- delivery side (delivery agent)
