@@ -35,7 +35,8 @@ final class StatsCommand implements Callable<Integer> {
 
     @Parameters(arity = "0..1", paramLabel = "NAME", description = "the bus's name (default: every bus)")
     String busName;
-    @Option(names = {"-d", "--duration-s"}, description = "refresh N times, once a second, then print a summary (default: until Ctrl-C)")
+    @Option(names = {"-d", "--duration-s", "--duration"}, paramLabel = "N",
+        description = "refresh N times, once a second, then print a summary (default: until Ctrl-C)")
     Integer durationS;
     @Option(names = "--once", description = "print the counters once and exit")
     boolean once;
