@@ -41,7 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The counters file read from another process: the buses run in a child JVM ({@link CountersChild}) on real transports,
  * this JVM reads their files with {@link CountersFileReader} and the {@code rdma-bus stats} command.
  */
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // reads of the child block uninterruptibly
 class CountersCrossProcessTest {
     private static final int MESSAGES = 5_000;
 
