@@ -1,13 +1,13 @@
 package io.rdmabus;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.ServiceLoader;
-import java.util.concurrent.ThreadLocalRandom;
 
+import io.rdmabus.config.BusConfig;
+import io.rdmabus.config.ConfigSources;
+import io.rdmabus.config.ConfigValue;
 import io.rdmabus.core.DefaultBus;
 import io.rdmabus.spi.Discovery;
 import io.rdmabus.spi.StaticSeedDiscovery;
@@ -17,34 +17,34 @@ import io.rdmabus.spi.TransportFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Builds a {@link Bus}. Every setting is validated in {@link #build()} with a message that says what to change. */
+/**
+ * Builds a {@link Bus}. Every setting is validated in {@link #build()} with a message that says what to change. Settings
+ * can also come from outside code ({@link #fromEnvironment()}, {@link #configFile(Path)}): those win over the calls here,
+ * see {@link BusConfig} for the keys and the precedence.
+ */
 public final class BusBuilder {
     private static final Logger LOG = LoggerFactory.getLogger(BusBuilder.class);
 
-    private String name = "bus-" + Integer.toHexString(ThreadLocalRandom.current().nextInt());
-    private String transportName = "auto";
+    private final ConfigSources config = new ConfigSources();
     private Transport transport;
-    private final Map<String, String> transportProperties = new HashMap<>();
     private Discovery discovery = StaticSeedDiscovery.none();
-    private String idleStrategy = "backoff";
-    private String countersDir;
 
     BusBuilder() {
     }
 
-    /** @param busName used in thread names and logs @return this */
+    /** @param busName used in thread names and logs ({@value BusConfig#NAME}) @return this */
     public BusBuilder name(final String busName) {
-        this.name = busName;
+        config.code(BusConfig.NAME, busName);
         return this;
     }
 
     /**
      * @param factoryName a {@link TransportFactory#name()} on the class path (e.g. {@code rdma}, {@code aeron-udp},
-     *                    {@code aeron-ipc}, {@code tcp}) or {@code auto} for the best available one
+     *                    {@code aeron-ipc}, {@code tcp}) or {@code auto} for the best available one ({@value BusConfig#TRANSPORT})
      * @return this
      */
     public BusBuilder transport(final String factoryName) {
-        this.transportName = factoryName;
+        config.code(BusConfig.TRANSPORT, factoryName);
         this.transport = null;
         return this;
     }
@@ -57,31 +57,84 @@ public final class BusBuilder {
 
     /** @param key transport setting @param value its value @return this */
     public BusBuilder transportProperty(final String key, final String value) {
-        transportProperties.put(key, value);
+        config.code(key, value);
         return this;
     }
 
-    /** @param peers where to find other buses (seed lists per transport) @return this */
+    /** @param peers where to find other buses (seed lists per transport; {@value BusConfig#SEEDS} outside code) @return this */
     public BusBuilder discovery(final Discovery peers) {
         this.discovery = peers;
+        if (peers instanceof StaticSeedDiscovery s) {
+            final List<String> seeds = new ArrayList<>();
+            s.seeds().forEach((t, endpoints) -> endpoints.forEach(e -> seeds.add(t + "=" + e)));
+            config.code(BusConfig.SEEDS, String.join(",", seeds));
+        } else {
+            config.code(BusConfig.SEEDS, peers == null ? "" : peers.getClass().getSimpleName()); // null is refused by build()
+        }
         return this;
     }
 
-    /** @param strategyName one of {@link IdleStrategies#NAMES}, used by the bus's and the transport's agents @return this */
+    /**
+     * @param strategyName one of {@link IdleStrategies#NAMES}, used by the bus's and the transport's agents
+     *                     ({@value BusConfig#IDLE_STRATEGY})
+     * @return this
+     */
     public BusBuilder idleStrategy(final String strategyName) {
-        this.idleStrategy = strategyName;
+        config.code(BusConfig.IDLE_STRATEGY, strategyName);
         return this;
     }
 
     /**
      * @param dir where the bus's counters file goes (read by {@code rdma-bus stats} from other processes), or
-     *            {@code "off"} for none; unset: the {@code rdmabus.counters.dir} system property, else
-     *            {@code /dev/shm/rdma-bus-<user>} (or {@code <java.io.tmpdir>/rdma-bus-<user>} without /dev/shm)
+     *            {@code "off"} for none ({@value BusConfig#COUNTERS_DIR}); unset: {@code /dev/shm/rdma-bus-<user>} (or
+     *            {@code <java.io.tmpdir>/rdma-bus-<user>} without /dev/shm)
      * @return this
      */
     public BusBuilder countersDir(final String dir) {
-        this.countersDir = dir;
+        config.code(BusConfig.COUNTERS_DIR, dir);
         return this;
+    }
+
+    /**
+     * Reads settings from a properties file; they win over the calls of this builder.
+     *
+     * @param file a properties file (UTF-8) with {@code rdmabus.*} and transport keys; it must exist
+     * @return this
+     */
+    public BusBuilder configFile(final Path file) {
+        config.file(file);
+        return this;
+    }
+
+    /**
+     * Reads settings from system properties, environment variables and the file {@value BusConfig#CONFIG_FILE} or
+     * {@value BusConfig#CONFIG_FILE_ENV} names; they win over files given to {@link #configFile} and the calls of this builder.
+     *
+     * @return this
+     */
+    public BusBuilder fromEnvironment() {
+        config.fromEnvironment();
+        return this;
+    }
+
+    /**
+     * @param key   a configuration key ({@code rdmabus.*} or a transport property)
+     * @param value the value a command line flag gave: it wins over every other source
+     * @return this
+     */
+    public BusBuilder commandLine(final String key, final String value) {
+        config.commandLine(key, value);
+        return this;
+    }
+
+    /**
+     * @return the settings {@link #build()} would use, each with its source
+     * @throws BusConfigurationException for an unknown key, a bad value or no usable transport
+     */
+    public BusConfig effectiveConfig() {
+        final List<TransportFactory> factories = new ArrayList<>();
+        ServiceLoader.load(TransportFactory.class).forEach(factories::add);
+        return BusConfig.resolve(config, factories, transport);
     }
 
     /**
@@ -89,46 +142,16 @@ public final class BusBuilder {
      * @throws BusConfigurationException for bad settings or when no transport is available
      */
     public Bus build() {
-        if (name == null || name.isBlank()) {
-            throw new BusConfigurationException("Bus name must not be blank");
-        }
         if (discovery == null) {
             throw new BusConfigurationException("discovery is null: use StaticSeedDiscovery.none() when transports need none");
         }
-        final var idle = IdleStrategies.supplier(idleStrategy);
-        final Transport chosen = transport != null ? transport : createTransport();
-        LOG.info("bus {}: transport {}", name, chosen.name());
-        return new DefaultBus(name, chosen, idle, discovery, countersDir);
-    }
-
-    private Transport createTransport() {
-        final List<TransportFactory> factories = new ArrayList<>();
-        ServiceLoader.load(TransportFactory.class).forEach(factories::add);
-        factories.sort(Comparator.comparingInt(TransportFactory::priority).reversed());
-        if (factories.isEmpty()) {
-            throw new BusConfigurationException("No transport on the class path: add io.rdmabus:tcp-fallback (Aeron, TCP) or "
-                + "io.rdmabus:rdma-transport as a dependency");
-        }
-        final StringBuilder reasons = new StringBuilder();
-        for (final TransportFactory factory : factories) {
-            final boolean wanted = "auto".equals(transportName) || factory.name().equals(transportName);
-            if (!wanted) {
-                continue;
-            }
-            final String unavailable = factory.unavailableReason();
-            if (unavailable == null) {
-                if ("auto".equals(transportName)) {
-                    LOG.info("bus {}: transport 'auto' chose '{}'{}", name, factory.name(), reasons.isEmpty() ? "" : " (" + reasons + ")");
-                }
-                return factory.create(Map.copyOf(transportProperties));
-            }
-            reasons.append(factory.name()).append(": ").append(unavailable).append("; ");
-        }
-        final List<String> names = factories.stream().map(TransportFactory::name).toList();
-        if (reasons.isEmpty()) {
-            throw new BusConfigurationException("Unknown transport '" + transportName + "': available are " + names + " or 'auto'");
-        }
-        throw new BusConfigurationException("No usable transport for '" + transportName + "': " + reasons
-            + "pick another of " + names);
+        final BusConfig effective = effectiveConfig();
+        final var idle = IdleStrategies.supplier(effective.idleStrategy());
+        final Discovery peers = effective.seeds() != null ? new StaticSeedDiscovery(effective.seeds()) : discovery;
+        final Transport chosen = transport != null ? transport : effective.createTransport();
+        final ConfigValue chosenBy = effective.value(BusConfig.TRANSPORT);
+        LOG.info("bus {}: transport {} ({})", effective.name(), chosenBy.value(), chosenBy.description().startsWith("auto")
+            ? chosenBy.description() : "from " + chosenBy.source());
+        return new DefaultBus(effective.name(), chosen, idle, peers, effective.countersDir());
     }
 }

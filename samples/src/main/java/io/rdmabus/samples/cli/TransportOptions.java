@@ -7,14 +7,18 @@ import java.util.Map;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusBuilder;
-import io.rdmabus.spi.StaticSeedDiscovery;
+import io.rdmabus.config.BusConfig;
 
 import picocli.CommandLine.Option;
 
-/** Transport selection shared by the commands. */
+/**
+ * Transport selection shared by the commands. A flag given here wins over the same setting from system properties, the
+ * environment or a configuration file (see {@code rdma-bus config}); a flag not given leaves them in effect.
+ */
 public final class TransportOptions {
-    @Option(names = {"-t", "--transport"}, defaultValue = "auto",
-        description = "transport: auto (RDMA if a device exists, else the best fallback), aeron-udp, aeron-ipc, tcp (default: ${DEFAULT-VALUE})")
+    @Option(names = {"-t", "--transport"},
+        description = "transport: auto (RDMA if a device exists, else the best fallback), aeron-udp, aeron-ipc, tcp (default: auto, or "
+            + "rdmabus.transport from outside code)")
     String transport;
 
     @Option(names = {"-p", "--property"}, paramLabel = "KEY=VALUE",
@@ -26,26 +30,48 @@ public final class TransportOptions {
         description = "peer to contact, e.g. --seed tcp=127.0.0.1:7701 or --seed aeron-udp=127.0.0.1:40456; repeatable")
     List<String> seeds = new ArrayList<>();
 
-    @Option(names = "--idle", defaultValue = "backoff", description = "idle strategy: busy-spin, yielding, backoff, sleeping (default: ${DEFAULT-VALUE})")
+    @Option(names = "--idle", description = "idle strategy: busy-spin, yielding, backoff, sleeping (default: backoff, or "
+        + "rdmabus.idle-strategy from outside code)")
     String idleStrategy;
 
     /** For picocli. */
     public TransportOptions() {
     }
 
-    /** @return the transport name as given */
+    /** @return the transport name as given, or {@code auto} */
     public String transport() {
-        return transport;
+        return transport == null ? "auto" : transport;
     }
 
-    /** @return the idle strategy name */
+    /** @return the idle strategy name as given, or {@code backoff} */
     public String idleStrategy() {
-        return idleStrategy;
+        return idleStrategy == null ? "backoff" : idleStrategy;
     }
 
     /** @return true if the user gave properties or seeds, i.e. wants to talk to other processes */
     public boolean crossProcess() {
         return !properties.isEmpty() || !seeds.isEmpty();
+    }
+
+    /**
+     * A builder with the configuration from outside code ({@link BusBuilder#fromEnvironment()}) and, above it, the flags
+     * given here.
+     *
+     * @return a builder to add a name or a file to
+     */
+    public BusBuilder builder() {
+        final BusBuilder builder = Bus.builder().fromEnvironment();
+        if (transport != null) {
+            builder.commandLine(BusConfig.TRANSPORT, transport);
+        }
+        if (idleStrategy != null) {
+            builder.commandLine(BusConfig.IDLE_STRATEGY, idleStrategy);
+        }
+        properties.forEach(builder::commandLine);
+        if (!seeds.isEmpty()) {
+            builder.commandLine(BusConfig.SEEDS, String.join(",", seeds));
+        }
+        return builder;
     }
 
     /**
@@ -55,19 +81,6 @@ public final class TransportOptions {
      * @return a started bus
      */
     public Bus buildBus(final String busName) {
-        final BusBuilder builder = Bus.builder().name(busName).transport(transport).idleStrategy(idleStrategy);
-        properties.forEach(builder::transportProperty);
-        final Map<String, List<String>> seedMap = new LinkedHashMap<>();
-        for (final String seed : seeds) {
-            final int eq = seed.indexOf('=');
-            if (eq <= 0 || eq == seed.length() - 1) {
-                throw new IllegalArgumentException("--seed wants TRANSPORT=HOST:PORT, e.g. tcp=127.0.0.1:7701; got '" + seed + "'");
-            }
-            seedMap.computeIfAbsent(seed.substring(0, eq), k -> new ArrayList<>()).add(seed.substring(eq + 1));
-        }
-        if (!seedMap.isEmpty()) {
-            builder.discovery(new StaticSeedDiscovery(seedMap));
-        }
-        return builder.build();
+        return builder().name(busName).build();
     }
 }

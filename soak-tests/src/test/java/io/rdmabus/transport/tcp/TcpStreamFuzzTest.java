@@ -45,7 +45,7 @@ import reactor.core.Disposable;
  * Fuzzes the TCP transport's stream framing decoder (PeerConnection.process) over real loopback sockets: a raw peer
  * speaks the protocol of {@code tcp-fallback/README.md} with random write boundaries, sometimes mutated or replaced by
  * garbage. Per connection, a model decoder of the documented protocol says whether the stream breaks the framing; the
- * transport must count exactly one protocol error or handshake rejection for such a stream and none otherwise, never
+ * transport must count exactly one protocol error, handshake rejection or refused peer for such a stream and none otherwise, never
  * block or throw into the subscriber, and still deliver every valid stream completely and in order. A stream with one
  * mutation (a bit, a byte or four bytes in one place) never reports more lost than it had frames (docs/wire-format.md,
  * sequence rule: a corrupt sequence is malformed, not a gap).
@@ -72,15 +72,21 @@ class TcpStreamFuzzTest {
         }
     }
 
+    /** @return what the transport counts for a stream that breaks the framing: protocol errors, rejections, refusals */
+    private static long refusals(final TcpTransport transport) {
+        return transport.protocolErrors() + transport.handshakeRejections() + transport.refusedPeers();
+    }
+
     private static ByteBuffer le(final int capacity) {
         return ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     private static byte[] hello(final long nodeId) {
         final byte[] name = "fuzz-raw".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        final int length = 1 + 4 + 2 + 8 + 4 + 2 + name.length;
+        final int length = 1 + TcpProtocol.HELLO_FIXED + 2 + name.length;
         return le(4 + length).putInt(length).put((byte) TcpProtocol.TYPE_HELLO).putInt(TcpProtocol.MAGIC).putShort((short) TcpProtocol.VERSION)
-            .putLong(nodeId).putInt(MAX_FRAME).putShort((short) name.length).put(name).array();
+            .putLong(nodeId).putInt(MAX_FRAME).put((byte) 0).put(new byte[TcpProtocol.NONCE_BYTES]).putShort((short) name.length).put(name)
+            .array();
     }
 
     private static byte[] data(final int topicId, final int sessionId, final long sequence, final long value) {
@@ -113,8 +119,8 @@ class TcpStreamFuzzTest {
         int at = 0;
         while (s.length - at >= 4) {
             final int length = in.getInt(at);
-            if (length < 1 || length > MAX_MESSAGE) {
-                return true;
+            if (length < 1 || length > MAX_MESSAGE || !handshaken && length > TcpProtocol.MAX_CONTROL_LENGTH) {
+                return true; // out of range (a first message, the hello, is never longer than a control message)
             }
             if (s.length - at - 4 < length) {
                 return false; // incomplete: the peer closed mid-message
@@ -129,8 +135,11 @@ class TcpStreamFuzzTest {
                 if ((in.getShort(b + 4) & 0xFFFF) != TcpProtocol.VERSION) {
                     return true; // rejected: another protocol version
                 }
-                if (body < 20 || in.getInt(b + 14) != MAX_FRAME) {
+                if (body < TcpProtocol.HELLO_FIXED + 2 || in.getInt(b + 14) != MAX_FRAME) {
                     return true; // truncated hello, or another max frame size: rejected
+                }
+                if ((s[b + 18] & TcpProtocol.FLAG_SECRET) != 0) {
+                    return true; // refused: the peer claims a bus secret, the transport under test has none
                 }
                 handshaken = true;
             } else {
@@ -190,7 +199,7 @@ class TcpStreamFuzzTest {
                 }
                 final boolean breaks = modelBreaksFraming(bytes);
                 final int length = bytes.length;
-                final long errorsBefore = transport.protocolErrors() + transport.handshakeRejections();
+                final long errorsBefore = refusals(transport);
                 final long closedBefore = transport.connectionsClosed();
                 final long before = countOf(got, session);
                 try (Socket socket = new Socket()) {
@@ -211,7 +220,7 @@ class TcpStreamFuzzTest {
                     // The socket stays open until the transport has handled the stream: this socket never reads the
                     // transport's hello, so closing it resets the connection, and a reset may discard bytes not read yet.
                     if (breaks) {
-                        awaitOrFail(fuzz, STREAM_WAIT, () -> transport.protocolErrors() + transport.handshakeRejections() > errorsBefore,
+                        awaitOrFail(fuzz, STREAM_WAIT, () -> refusals(transport) > errorsBefore,
                             () -> "stream breaks the framing (mode " + mode + ", " + length + " bytes), the transport counted no "
                                 + "protocol error or rejection");
                     } else if (mode == 0) {
@@ -230,10 +239,10 @@ class TcpStreamFuzzTest {
                     fail(fuzz.fail("the transport closed the raw connection but still counts it as a peer (mode " + mode + ", breaks "
                         + breaks + ", " + length + " bytes): " + transport.describeConnections()));
                 }
-                final long errors = transport.protocolErrors() + transport.handshakeRejections() - errorsBefore;
+                final long errors = refusals(transport) - errorsBefore;
                 if (errors != (breaks ? 1 : 0)) {
                     fail(fuzz.fail("stream " + (breaks ? "breaks" : "keeps") + " the framing, the transport counted " + errors
-                        + " protocol errors/rejections by the time it closed the connection (mode " + mode + ", " + bytes.length
+                        + " protocol errors/rejections/refusals by the time it closed the connection (mode " + mode + ", " + bytes.length
                         + " bytes)"));
                 }
                 if (mode == 0) {

@@ -2,6 +2,7 @@ package io.rdmabus.transport.aeron;
 
 import java.util.Map;
 
+import io.rdmabus.spi.PropertyDescriptor;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportFactory;
 
@@ -31,6 +32,16 @@ public final class AeronIpcTransportFactory implements TransportFactory {
     @Override
     public String unavailableReason() {
         return null;
+    }
+
+    @Override
+    public Map<String, PropertyDescriptor> properties() {
+        return AeronTransportConfig.properties(AeronMedium.IPC);
+    }
+
+    @Override
+    public String propertyPrefix() {
+        return AeronTransportConfig.PROPERTY_PREFIX;
     }
 
     @Override

@@ -1,11 +1,13 @@
 package io.rdmabus.transport.aeron;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
 import io.rdmabus.BusConfigurationException;
+import io.rdmabus.spi.PropertyDescriptor;
 
 /**
  * Validated settings of an Aeron transport, parsed from the string properties given to
@@ -47,6 +49,11 @@ public record AeronTransportConfig(AeronMedium medium, String aeronDir, boolean 
     /** Every key this transport accepts. */
     public static final Set<String> KNOWN_KEYS = Set.of(AERON_DIR, DRIVER_THREADING, CHANNEL, ENDPOINT, MULTICAST_GROUP, INTERFACE,
         STREAM_ID_BASE, MTU, TERM_LENGTH);
+
+    /** Configuration from outside code names these keys with this prefix ({@code aeron.mtu}, {@code AERON_MTU}). */
+    public static final String PROPERTY_PREFIX = "aeron.";
+    /** The keys that apply to aeron-udp only. */
+    static final Set<String> UDP_ONLY_KEYS = Set.of(ENDPOINT, MULTICAST_GROUP, INTERFACE);
 
     /** Default UDP unicast control endpoint. */
     public static final String DEFAULT_ENDPOINT = "127.0.0.1:40456";
@@ -107,7 +114,7 @@ public record AeronTransportConfig(AeronMedium medium, String aeronDir, boolean 
             }
         }
         if (medium == AeronMedium.IPC) {
-            for (final String udpOnly : new String[] {ENDPOINT, MULTICAST_GROUP, INTERFACE}) {
+            for (final String udpOnly : UDP_ONLY_KEYS) {
                 if (p.containsKey(udpOnly)) {
                     throw new BusConfigurationException("Property '" + udpOnly + "' applies to aeron-udp only, not aeron-ipc: remove it");
                 }
@@ -128,6 +135,25 @@ public record AeronTransportConfig(AeronMedium medium, String aeronDir, boolean 
             throw bad(medium, TERM_LENGTH, Integer.toString(term), "use a power of two between " + MIN_TERM + " and " + MAX_TERM);
         }
         return new AeronTransportConfig(medium, aeronDir, dedicated, channel, endpoint, group, iface, base, mtu, term);
+    }
+
+    /**
+     * @param medium UDP or IPC
+     * @return the properties of that medium's factory, described, in the order to list them
+     */
+    static Map<String, PropertyDescriptor> properties(final AeronMedium medium) {
+        final List<PropertyDescriptor> all = List.of(
+            PropertyDescriptor.text(AERON_DIR, "", "directory of a running media driver to use instead of embedding one (IPC between buses needs it)"),
+            PropertyDescriptor.choice(DRIVER_THREADING, "shared", "embedded driver: one shared thread or three dedicated ones", "shared", "dedicated"),
+            PropertyDescriptor.text(CHANNEL, "", "a complete Aeron channel URI used as given instead of the derived one (docs/aeron-compat.md)"),
+            PropertyDescriptor.text(ENDPOINT, DEFAULT_ENDPOINT, "UDP unicast: this node's publication control endpoint host:port"),
+            PropertyDescriptor.text(MULTICAST_GROUP, "", "UDP multicast group address:port (last address byte odd); selects multicast"),
+            PropertyDescriptor.text(INTERFACE, "127.0.0.1", "local interface address for UDP"),
+            PropertyDescriptor.integer(STREAM_ID_BASE, 0, Integer.MIN_VALUE, Integer.MAX_VALUE, "added to the topic id to form the Aeron stream id"),
+            PropertyDescriptor.integer(MTU, DEFAULT_MTU, MIN_MTU, MAX_MTU, "Aeron MTU, a multiple of 32 (1408 fits a 1500-byte Ethernet MTU)"),
+            PropertyDescriptor.integer(TERM_LENGTH, DEFAULT_TERM_LENGTH, MIN_TERM, MAX_TERM, "term buffer length per publication, a power of two"));
+        final List<String> keys = KNOWN_KEYS.stream().filter(k -> medium == AeronMedium.UDP || !UDP_ONLY_KEYS.contains(k)).toList();
+        return PropertyDescriptor.declare(keys, all.stream().filter(d -> keys.contains(d.key())).toArray(PropertyDescriptor[]::new));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.rdmabus.transport.aeron;
 
 import java.util.Map;
 
+import io.rdmabus.spi.PropertyDescriptor;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportFactory;
 
@@ -27,6 +28,16 @@ public final class AeronUdpTransportFactory implements TransportFactory {
     @Override
     public String unavailableReason() {
         return null; // pure Java driver: runs wherever UDP sockets do
+    }
+
+    @Override
+    public Map<String, PropertyDescriptor> properties() {
+        return AeronTransportConfig.properties(AeronMedium.UDP);
+    }
+
+    @Override
+    public String propertyPrefix() {
+        return AeronTransportConfig.PROPERTY_PREFIX;
     }
 
     @Override

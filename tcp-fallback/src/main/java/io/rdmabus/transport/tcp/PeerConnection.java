@@ -8,6 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -15,7 +18,10 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.NotSslRecordException;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.rdmabus.spi.BusSecret;
 import io.rdmabus.spi.SubscriptionSink;
 
 import org.agrona.collections.IntHashSet;
@@ -25,7 +31,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One TCP connection to a peer node, either accepted or dialled to a seed; the first handler of its channel's
- * pipeline, so it sees every byte and reactor-netty's inbound bridge sees none.
+ * pipeline (behind netty's {@code SslHandler} with TLS), so it sees every byte and reactor-netty's inbound bridge sees none.
+ *
+ * <p>Handshake, on the event loop: both sides send HELLO; after the peer's HELLO, with a bus secret, both send AUTH and
+ * wait for the peer's; only then is the connection registered with the transport and are subscriptions exchanged.
+ * Until then every other message refuses the peer, and the whole handshake is bounded by
+ * {@link TcpTransportConfig#handshakeTimeoutMs()}.
  *
  * <p>Reading is manual ({@code autoRead} off, one {@code read()} at a time): when a subscription's sink answers
  * {@link SubscriptionSink#BACK_PRESSURE} the frame stays in the cumulation buffer, no further read is issued, the
@@ -41,6 +52,8 @@ final class PeerConnection extends ChannelDuplexHandler {
     private static final long RESUME_MIN_NS = TimeUnit.MICROSECONDS.toNanos(50);
     private static final long RESUME_MAX_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final int INITIAL_CUMULATION = 64 * 1024;
+    private static final String TLS_HINT = " (every node needs " + TcpTlsConfig.TLS + "=true and a certificate issued by a CA in the other's "
+        + TcpTlsConfig.TRUST + ")";
 
     private final TcpTransport transport;
     /** The seed this connection was dialled for, or {@code null} if it was accepted. */
@@ -72,6 +85,16 @@ final class PeerConnection extends ChannelDuplexHandler {
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
     private final IntHashSet remoteTopics = new IntHashSet();
     private ScheduledFuture<?> handshakeTimeout;
+    /** This node's HELLO nonce: the peer proves the bus secret over it. */
+    private final byte[] localNonce = TcpProtocol.nonce();
+    /** The peer's HELLO arrived and was valid. */
+    private boolean helloSeen;
+    /** The AUTH proof the peer must send (with a bus secret, between its HELLO and its AUTH), else null. */
+    private byte[] expectedProof;
+    /** TLS: the TLS handshake completed. */
+    private volatile boolean tlsDone;
+    /** TLS: the TLS handshake failure was counted already (it arrives both as an event and as an exception). */
+    private boolean tlsRefused;
     private volatile boolean handshaken;
 
     volatile long remoteNodeId;
@@ -108,13 +131,94 @@ final class PeerConnection extends ChannelDuplexHandler {
             return;
         }
         cumulation = context.alloc().heapBuffer(INITIAL_CUMULATION);
-        send(TcpProtocol.hello(context.alloc(), transport.nodeId(), maxFrameBytes, transport.busName()));
-        handshakeTimeout = loop.schedule(() -> {
-            if (!handshaken && channel.isActive()) {
-                protocolError("no hello within " + transport.config().handshakeTimeoutMs() + " ms");
-            }
-        }, transport.config().handshakeTimeoutMs(), TimeUnit.MILLISECONDS);
+        final int flags = transport.config().secret().enabled() ? TcpProtocol.FLAG_SECRET : 0;
+        send(TcpProtocol.hello(context.alloc(), transport.nodeId(), maxFrameBytes, flags, localNonce, transport.busName()));
+        handshakeTimeout = loop.schedule(this::onHandshakeTimeout, transport.config().handshakeTimeoutMs(), TimeUnit.MILLISECONDS);
         context.read();
+    }
+
+    private void onHandshakeTimeout() {
+        if (handshaken || !channel.isActive()) {
+            return;
+        }
+        final String missing = transport.config().tls().enabled() && !tlsDone ? "TLS handshake not complete"
+            : !helloSeen ? "no hello" : "no AUTH (bus secret proof)";
+        transport.onHandshakeTimeout(describe(), missing + " within " + transport.config().handshakeTimeoutMs() + " ms ("
+            + TcpTransportConfig.HANDSHAKE_TIMEOUT_MS + ")");
+        ctx.close();
+        inactiveNow();
+    }
+
+    @Override
+    public void userEventTriggered(final ChannelHandlerContext context, final Object event) {
+        if (event instanceof SslHandshakeCompletionEvent completion) {
+            if (completion.isSuccess()) {
+                tlsDone = true;
+            } else {
+                tlsFailed(completion.cause());
+            }
+        }
+        context.fireUserEventTriggered(event);
+    }
+
+    /**
+     * A TLS handshake failure, told apart by what caused it: a peer without TLS, a certificate this node does not trust
+     * or a fatal alert from the peer (it does not trust this node's) is a refused peer, counted once; a connection that
+     * closed or was cancelled (a {@code user_canceled} or {@code close_notify} alert) during its handshake is only a
+     * disconnect; any other TLS error is a protocol error.
+     */
+    private void tlsFailed(final Throwable cause) {
+        if (tlsRefused) {
+            return;
+        }
+        tlsRefused = true;
+        final String alert = messageContaining(cause, "Received fatal alert");
+        if (cause instanceof NotSslRecordException) {
+            refuse("it does not speak TLS" + TLS_HINT);
+        } else if (alert != null) {
+            refuse("TLS handshake failed: " + abbreviate(alert) + TLS_HINT);
+        } else if (inactive || !channel.isActive() || messageContaining(cause, "user_canceled") != null
+            || messageContaining(cause, "close_notify") != null) {
+            LOG.debug("tcp {}: connection {} closed during its TLS handshake: {}", transport.busName(), describe(), cause.toString());
+            ctx.close();
+        } else if (hasHandshakeException(cause)) {
+            refuse("TLS handshake failed: " + abbreviate(cause.toString()) + TLS_HINT);
+        } else {
+            protocolError("TLS error during the handshake: " + abbreviate(cause.toString()));
+        }
+    }
+
+    /** @return the first message in the cause chain that contains {@code part}, or null */
+    private static String messageContaining(final Throwable cause, final String part) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            final String message = t.getMessage();
+            if (message != null && message.contains(part)) {
+                return message;
+            }
+        }
+        return null;
+    }
+
+    private static boolean hasHandshakeException(final Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SSLHandshakeException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String abbreviate(final String text) {
+        return text.length() <= 200 ? text : text.substring(0, 200) + "...";
+    }
+
+    private static SSLException sslCause(final Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SSLException ssl) {
+                return ssl;
+            }
+        }
+        return null;
     }
 
     @Override
@@ -137,6 +241,12 @@ final class PeerConnection extends ChannelDuplexHandler {
 
     @Override
     public void exceptionCaught(final ChannelHandlerContext context, final Throwable cause) {
+        final SSLException ssl = sslCause(cause);
+        if (ssl != null && !handshaken) {
+            tlsFailed(ssl);
+            context.close();
+            return;
+        }
         if (cause instanceof IOException) {
             LOG.debug("tcp {}: connection {} failed: {}", transport.busName(), describe(), cause.toString());
         } else {
@@ -331,6 +441,15 @@ final class PeerConnection extends ChannelDuplexHandler {
             }
             final int start = in.readerIndex();
             final int length = in.getIntLE(start);
+            if (!helloSeen && (length < 1 || length > TcpProtocol.MAX_CONTROL_LENGTH)) {
+                if (looksLikeTls(in, start)) {
+                    refuse("it speaks TLS and this node does not: set " + TcpTlsConfig.TLS + " the same on every node");
+                } else {
+                    protocolError("length prefix " + Integer.toUnsignedString(length) + " of the first message is outside 1.."
+                        + TcpProtocol.MAX_CONTROL_LENGTH + " (not an rdma-bus TCP peer)");
+                }
+                return;
+            }
             if (length < 1 || length > maxMessageLength) {
                 protocolError("length prefix " + Integer.toUnsignedString(length) + " is outside 1.." + maxMessageLength);
                 return;
@@ -341,12 +460,16 @@ final class PeerConnection extends ChannelDuplexHandler {
             final int type = in.getUnsignedByte(start + TcpProtocol.LENGTH_FIELD);
             final int body = start + TcpProtocol.LENGTH_FIELD + 1;
             final int end = start + TcpProtocol.LENGTH_FIELD + length;
-            if (!handshaken) {
+            if (!helloSeen) {
                 if (type != TcpProtocol.TYPE_HELLO) {
                     protocolError("expected a hello, got message type " + type);
                     return;
                 }
                 if (!onHello(in, body, end)) {
+                    return;
+                }
+            } else if (!handshaken) {
+                if (!onAuth(type, in, body, end)) {
                     return;
                 }
             } else {
@@ -435,19 +558,62 @@ final class PeerConnection extends ChannelDuplexHandler {
                 + TcpProtocol.VERSION + ": closing the connection (run the same rdma-bus version on every node)");
             return false;
         }
-        if (end - body < 4 + 2 + 8 + 4 + 2) {
+        if (end - body < TcpProtocol.HELLO_FIXED + 2) {
             protocolError("truncated hello");
             return false;
         }
         remoteNodeId = in.getLongLE(body + 6);
         final int remoteMaxFrame = in.getIntLE(body + 14);
-        final String name = TcpProtocol.readName(in, body + 18, end);
+        final boolean peerHasSecret = (in.getUnsignedByte(body + 18) & TcpProtocol.FLAG_SECRET) != 0;
+        final byte[] remoteNonce = new byte[TcpProtocol.NONCE_BYTES];
+        in.getBytes(body + 19, remoteNonce);
+        final String name = TcpProtocol.readName(in, body + TcpProtocol.HELLO_FIXED, end);
         remoteBusName = name == null ? "?" : name;
         if (remoteMaxFrame != maxFrameBytes) {
             reject("peer " + describe() + " uses " + TcpTransportConfig.MAX_FRAME_BYTES + "=" + remoteMaxFrame + ", this node "
                 + maxFrameBytes + ": closing the connection (configure the same value on every node)");
             return false;
         }
+        final BusSecret secret = transport.config().secret();
+        if (secret.enabled() != peerHasSecret) {
+            refuse((peerHasSecret ? "it has a bus secret and this node has none" : "it has no bus secret and this node requires one")
+                + ": set the same " + TcpTransportConfig.SECRET_FILE + " (or " + TcpTransportConfig.SECRET + ") on every node");
+            return false;
+        }
+        helloSeen = true;
+        if (secret.enabled()) {
+            final boolean dialled = seed != null;
+            final long self = transport.nodeId();
+            send(TcpProtocol.auth(ctx.alloc(), TcpProtocol.proof(secret, dialled ? TcpProtocol.ROLE_CONNECTOR : TcpProtocol.ROLE_ACCEPTOR, self,
+                remoteNodeId, remoteNonce, localNonce)));
+            expectedProof = TcpProtocol.proof(secret, dialled ? TcpProtocol.ROLE_ACCEPTOR : TcpProtocol.ROLE_CONNECTOR, remoteNodeId, self,
+                localNonce, remoteNonce);
+            return true; // nothing but its AUTH is accepted next
+        }
+        return completeHandshake();
+    }
+
+    /** With a bus secret, the message after the peer's HELLO: its AUTH proof, or the peer is refused. */
+    private boolean onAuth(final int type, final ByteBuf in, final int body, final int end) {
+        if (type != TcpProtocol.TYPE_AUTH) {
+            refuse("no AUTH before its first message (type " + type + ")");
+            return false;
+        }
+        if (end - body != TcpProtocol.PROOF_BYTES) {
+            refuse("AUTH of " + (end - body) + " bytes, not " + TcpProtocol.PROOF_BYTES);
+            return false;
+        }
+        final byte[] proof = new byte[TcpProtocol.PROOF_BYTES];
+        in.getBytes(body, proof);
+        if (!BusSecret.matches(expectedProof, proof)) {
+            refuse("wrong bus secret (its AUTH proof does not match): set the same " + TcpTransportConfig.SECRET_FILE + " on every node");
+            return false;
+        }
+        expectedProof = null;
+        return completeHandshake();
+    }
+
+    private boolean completeHandshake() {
         handshaken = true;
         if (handshakeTimeout != null) {
             handshakeTimeout.cancel(false);
@@ -459,17 +625,31 @@ final class PeerConnection extends ChannelDuplexHandler {
         return true;
     }
 
+    /**
+     * @return true if the stream starts like a TLS record (content type 20..23: a ClientHello of a dialling TLS node, an
+     *         alert of an accepting one; version 3.x); read as a length prefix that is far above any first message's
+     */
+    private static boolean looksLikeTls(final ByteBuf in, final int start) {
+        final int type = in.getUnsignedByte(start);
+        return type >= 20 && type <= 23 && in.getUnsignedByte(start + 1) == 3 && in.getUnsignedByte(start + 2) <= 4;
+    }
+
     private void reject(final String why) {
         rejected = true;
-        transport.onHandshakeRejected();
-        LOG.error("tcp {}: {}", transport.busName(), why);
+        transport.onHandshakeRejected(why);
+        ctx.close();
+        inactiveNow();
+    }
+
+    /** The peer did not authenticate (bus secret or TLS): counted in refusedPeers, logged rate-limited, closed. */
+    private void refuse(final String why) {
+        transport.onPeerRefused(describe(), why);
         ctx.close();
         inactiveNow();
     }
 
     private void protocolError(final String why) {
-        transport.onProtocolError();
-        LOG.warn("tcp {}: closing connection {}: {}", transport.busName(), describe(), why);
+        transport.onProtocolError(describe(), why);
         ctx.close();
         inactiveNow();
     }

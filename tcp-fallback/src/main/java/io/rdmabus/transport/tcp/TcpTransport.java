@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.netty.buffer.ByteBufAllocator;
@@ -40,7 +41,10 @@ import reactor.netty.tcp.TcpServer;
  * seed of {@code discovery().endpoints("tcp")}. A connection is symmetric: after both hellos each side announces the
  * topics it subscribes, and a publication streams frames of its topic to every connected node that subscribed.
  * A lost connection to a seed is dialled again with capped exponential backoff; subscriptions are announced again on
- * every new connection. See {@code tcp-fallback/README.md} for the wire format and delivery semantics.
+ * every new connection. With a bus secret ({@link TcpTransportConfig#SECRET}) each side proves it before anything else
+ * is accepted, and with {@link TcpTlsConfig#TLS} every connection runs mutual TLS; a peer that fails either is refused
+ * and counted ({@link #refusedPeers()}). See {@code tcp-fallback/README.md} for the wire format, authentication and
+ * delivery semantics.
  *
  * <p>Threads: one (or two, {@link TcpTransportConfig#IO_THREADS}) event loop threads named
  * {@code rdma-bus-tcp-io-<busName>-<n>}, owned by this transport and stopped by {@link #close()}.
@@ -48,6 +52,9 @@ import reactor.netty.tcp.TcpServer;
 public final class TcpTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
     private static final String HANDLER = "rdma-bus-tcp";
+    private static final String TLS_HANDLER = "rdma-bus-tcp-tls";
+    /** Whether the "no bus secret" warning was logged in this process (once at WARN, then at DEBUG). */
+    private static final AtomicBoolean NO_SECRET_WARNED = new AtomicBoolean();
     private static final PeerConnection[] NO_PEERS = new PeerConnection[0];
     private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 64 * 1024);
 
@@ -81,6 +88,11 @@ public final class TcpTransport implements Transport {
     private final AtomicLong framesWithoutSubscriber = new AtomicLong();
     private final AtomicLong connectAttempts = new AtomicLong();
     private final AtomicLong connectionsClosed = new AtomicLong();
+    private final AtomicLong refusedPeers = new AtomicLong();
+    private final AtomicLong handshakeTimeouts = new AtomicLong();
+    /** One limiter for every line a remote peer can cause before its handshake completed, so it cannot flood the log. */
+    private final LogLimiter peerLog = new LogLimiter();
+    private volatile String lastRefusal;
 
     /** @param config settings (see {@link TcpTransportConfig#from}) */
     public TcpTransport(final TcpTransportConfig config) {
@@ -124,7 +136,12 @@ public final class TcpTransport implements Transport {
                 .port(config.bindPort())
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-                .doOnChannelInit((observer, channel, remote) -> channel.pipeline().addFirst(HANDLER, new PeerConnection(this, null)))
+                .doOnChannelInit((observer, channel, remote) -> {
+                    channel.pipeline().addFirst(HANDLER, new PeerConnection(this, null));
+                    if (config.tls().enabled()) {
+                        channel.pipeline().addFirst(TLS_HANDLER, config.tls().newServerHandler(channel.alloc()));
+                    }
+                })
                 .handle((in, out) -> out.neverComplete())
                 .bind()
                 .block(Duration.ofSeconds(10));
@@ -139,7 +156,21 @@ public final class TcpTransport implements Transport {
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, config.connectTimeoutMs()))
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
-        LOG.info("tcp {}: listening on {}, node id {}, seeds {}", busName, boundAddress(), Long.toHexString(nodeId), seedAddresses);
+        LOG.info("tcp {}: listening on {}, node id {}, seeds {}, bus secret {}, TLS {}", busName, boundAddress(), Long.toHexString(nodeId),
+            seedAddresses, config.secret(), config.tls());
+        if (config.secret().unset()) {
+            // once per process at WARN (a process may start many buses: tests, a bus host); the rest at DEBUG
+            final boolean first = NO_SECRET_WARNED.compareAndSet(false, true);
+            final String warning = "tcp {}: no bus secret set, so any process that reaches {} can join this bus; set {} (or {}) on every "
+                + "node to authenticate peers, or {}=none to run without authentication and without this warning"
+                + (first ? " (said once per process; other buses without a secret log it at DEBUG)" : "");
+            final Object[] args = {busName, boundEndpoint(), TcpTransportConfig.SECRET_FILE, TcpTransportConfig.SECRET, TcpTransportConfig.SECRET};
+            if (first) {
+                LOG.warn(warning, args);
+            } else {
+                LOG.debug(warning, args);
+            }
+        }
         synchronized (lock) {
             for (final InetSocketAddress address : seedAddresses) {
                 seeds.add(new Seed(address));
@@ -356,12 +387,38 @@ public final class TcpTransport implements Transport {
         }
     }
 
-    void onProtocolError() {
+    void onProtocolError(final String peer, final String why) {
         protocolErrors.incrementAndGet();
+        final String more = peerLog.admit();
+        if (more != null) {
+            LOG.warn("tcp {}: closing connection {}: {} ({} protocol errors in all{})", busName, peer, why, protocolErrors.get(), more);
+        }
     }
 
-    void onHandshakeRejected() {
+    void onHandshakeRejected(final String why) {
         handshakeRejections.incrementAndGet();
+        final String more = peerLog.admit();
+        if (more != null) {
+            LOG.error("tcp {}: {}{}", busName, why, more);
+        }
+    }
+
+    /** A peer that did not authenticate (no or another bus secret, no AUTH, TLS refused): counted, logged rate-limited. */
+    void onPeerRefused(final String peer, final String why) {
+        lastRefusal = peer + ": " + why;
+        refusedPeers.incrementAndGet();
+        final String more = peerLog.admit();
+        if (more != null) {
+            LOG.warn("tcp {}: refused peer {}: {} ({} refusals in all{})", busName, peer, why, refusedPeers.get(), more);
+        }
+    }
+
+    void onHandshakeTimeout(final String peer, final String why) {
+        handshakeTimeouts.incrementAndGet();
+        final String more = peerLog.admit();
+        if (more != null) {
+            LOG.warn("tcp {}: closing connection {}: {} ({} handshake timeouts in all{})", busName, peer, why, handshakeTimeouts.get(), more);
+        }
     }
 
     void onBestEffortDrop() {
@@ -397,12 +454,32 @@ public final class TcpTransport implements Transport {
     /** The counters below, by their method names, for {@link io.rdmabus.BusStats#transportCounters()}. */
     @Override
     public Map<String, Long> counters() {
-        return Map.of("protocolErrors", protocolErrors(), "handshakeRejections", handshakeRejections(), "bestEffortDrops",
-            bestEffortDrops(), "backPressurePauses", backPressurePauses(), "framesWithoutSubscriber", framesWithoutSubscriber(),
-            "connectAttempts", connectAttempts(), "connectionsClosed", connectionsClosed());
+        return Map.of("protocolErrors", protocolErrors(), "handshakeRejections", handshakeRejections(), "refusedPeers", refusedPeers(),
+            "handshakeTimeouts", handshakeTimeouts(), "bestEffortDrops", bestEffortDrops(), "backPressurePauses", backPressurePauses(),
+            "framesWithoutSubscriber", framesWithoutSubscriber(), "connectAttempts", connectAttempts(), "connectionsClosed",
+            connectionsClosed());
     }
 
-    /** @return connections closed because the peer broke the protocol (garbage, bad length prefix, no hello in time) */
+    /**
+     * @return connections refused before any frame because the peer did not authenticate: it has no bus secret while this
+     *         node has one (or the reverse), a wrong one, sent something else than its AUTH proof, or failed TLS (no TLS,
+     *         a certificate this node does not trust), or it speaks TLS to a node without
+     */
+    public long refusedPeers() {
+        return refusedPeers.get();
+    }
+
+    /** @return the last refused peer and why (what the rate-limited log may not have said), or null if none was refused */
+    public String lastRefusal() {
+        return lastRefusal;
+    }
+
+    /** @return connections closed because their handshake (TLS, hello, AUTH) did not complete within {@code tcp.handshake.timeout.ms} */
+    public long handshakeTimeouts() {
+        return handshakeTimeouts.get();
+    }
+
+    /** @return connections closed because the peer broke the protocol (garbage, bad length prefix, a message out of order) */
     public long protocolErrors() {
         return protocolErrors.get();
     }
@@ -501,8 +578,8 @@ public final class TcpTransport implements Transport {
             }
         }
         disposeLoops();
-        LOG.info("tcp {}: closed ({} protocol errors, {} handshake rejections, {} best-effort drops)", busName, protocolErrors.get(),
-            handshakeRejections.get(), bestEffortDrops.get());
+        LOG.info("tcp {}: closed ({} protocol errors, {} handshake rejections, {} refused peers, {} handshake timeouts, {} best-effort drops)",
+            busName, protocolErrors.get(), handshakeRejections.get(), refusedPeers.get(), handshakeTimeouts.get(), bestEffortDrops.get());
     }
 
     private void disposeLoops() {
@@ -555,7 +632,13 @@ public final class TcpTransport implements Transport {
             connectAttempts.incrementAndGet();
             try {
                 client.remoteAddress(() -> new InetSocketAddress(address.getHostString(), address.getPort()))
-                    .doOnChannelInit((observer, channel, remote) -> channel.pipeline().addFirst(HANDLER, new PeerConnection(TcpTransport.this, this)))
+                    .doOnChannelInit((observer, channel, remote) -> {
+                        channel.pipeline().addFirst(HANDLER, new PeerConnection(TcpTransport.this, this));
+                        if (config.tls().enabled()) {
+                            channel.pipeline().addFirst(TLS_HANDLER, config.tls().newClientHandler(channel.alloc(), address.getHostString(),
+                                address.getPort()));
+                        }
+                    })
                     .connect()
                     .subscribe(connection -> { }, error -> {
                         LOG.debug("tcp {}: cannot connect to seed {}: {}", busName, address, error.toString());

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.TreeSet;
 
 import io.rdmabus.BusConfigurationException;
+import io.rdmabus.spi.BusSecret;
 
 /**
  * Settings of the TCP transport, parsed from the bus's transport properties. Every key is optional; an unknown key
@@ -22,9 +23,12 @@ import io.rdmabus.BusConfigurationException;
  * @param connectTimeoutMs      TCP connect timeout to a seed
  * @param handshakeTimeoutMs    a connection that has not completed the hello exchange by then is closed
  * @param lingerMs              bound on how long closing a publication or the transport waits for queued frames to be written
+ * @param secret                the bus secret peers must prove ({@value #SECRET}, {@value #SECRET_FILE}; see {@link BusSecret})
+ * @param tls                   TLS on every connection, or {@link TcpTlsConfig#OFF} ({@value TcpTlsConfig#TLS} and its keys)
  */
 public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMinMs, long reconnectMaxMs, int maxFrameBytes,
-                                 long outboundBufferBytes, int ioThreads, long connectTimeoutMs, long handshakeTimeoutMs, long lingerMs) {
+                                 long outboundBufferBytes, int ioThreads, long connectTimeoutMs, long handshakeTimeoutMs, long lingerMs,
+                                 BusSecret secret, TcpTlsConfig tls) {
     /** {@code host:port} to listen on; default {@code 127.0.0.1:0} (loopback, ephemeral port). */
     public static final String BIND = "tcp.bind";
     /** Milliseconds, first reconnect delay; default 50. */
@@ -43,10 +47,17 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
     public static final String HANDSHAKE_TIMEOUT_MS = "tcp.handshake.timeout.ms";
     /** Milliseconds; default 5000. */
     public static final String LINGER_MS = "tcp.linger.ms";
+    /** The prefix of the bus secret's keys ({@link BusSecret}). */
+    public static final String SECRET_PREFIX = "tcp";
+    /** The bus secret (UTF-8, at least 16 bytes) every peer must prove, or {@code none}; default unset (a warning at start). */
+    public static final String SECRET = "tcp.secret";
+    /** A file holding the bus secret (its bytes, one trailing newline dropped); preferred over {@link #SECRET}. */
+    public static final String SECRET_FILE = "tcp.secret.file";
 
     /** Every key this transport accepts. */
     public static final List<String> KNOWN_KEYS = List.of(BIND, RECONNECT_MIN_MS, RECONNECT_MAX_MS, MAX_FRAME_BYTES, OUTBOUND_BUFFER_BYTES,
-        IO_THREADS, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS);
+        IO_THREADS, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS, SECRET, SECRET_FILE, TcpTlsConfig.TLS, TcpTlsConfig.CERT,
+        TcpTlsConfig.KEY, TcpTlsConfig.TRUST);
 
     /** Smallest accepted {@link #MAX_FRAME_BYTES}. */
     public static final int MIN_FRAME_BYTES = 64;
@@ -74,6 +85,9 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
             throw new BusConfigurationException(CONNECT_TIMEOUT_MS + ", " + HANDSHAKE_TIMEOUT_MS + " must be >= 1 and " + LINGER_MS
                 + " >= 0");
         }
+        if (secret == null || tls == null) {
+            throw new BusConfigurationException("tcp transport settings need a secret (BusSecret, possibly unset) and tls (TcpTlsConfig.OFF)");
+        }
     }
 
     /** @return the defaults */
@@ -97,7 +111,8 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
             number(properties, RECONNECT_MIN_MS, 50), number(properties, RECONNECT_MAX_MS, 2000),
             (int) number(properties, MAX_FRAME_BYTES, 65536), number(properties, OUTBOUND_BUFFER_BYTES, 1024 * 1024),
             (int) number(properties, IO_THREADS, 1), number(properties, CONNECT_TIMEOUT_MS, 2000),
-            number(properties, HANDSHAKE_TIMEOUT_MS, 5000), number(properties, LINGER_MS, 5000));
+            number(properties, HANDSHAKE_TIMEOUT_MS, 5000), number(properties, LINGER_MS, 5000), BusSecret.parse(SECRET_PREFIX, properties),
+            TcpTlsConfig.from(properties));
     }
 
     private static long number(final Map<String, String> properties, final String key, final long defaultValue) {

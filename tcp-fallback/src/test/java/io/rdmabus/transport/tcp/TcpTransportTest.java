@@ -91,7 +91,7 @@ class TcpTransportTest {
     }
 
     /** A sink that records payload sequences; optionally refuses frames while {@code refuse} is set. */
-    private static final class RecordingSink implements SubscriptionSink {
+    static final class RecordingSink implements SubscriptionSink {
         final List<Long> sequences = new CopyOnWriteArrayList<>();
         volatile boolean refuse;
         final AtomicInteger refusals = new AtomicInteger();
@@ -116,7 +116,7 @@ class TcpTransportTest {
         }
     }
 
-    private static int offer(final TransportPublication pub, final long sequence, final int payloadLength) {
+    static int offer(final TransportPublication pub, final long sequence, final int payloadLength) {
         final int status = pub.tryClaim(FrameHeader.LENGTH + payloadLength);
         if (status == TransportStatus.OK) {
             final var claim = pub.claim();
@@ -127,17 +127,23 @@ class TcpTransportTest {
         return status;
     }
 
-    private static byte[] hello(final int version, final int maxFrame) {
+    /** A HELLO without a bus secret, as a raw peer sends it. */
+    static byte[] hello(final int version, final int maxFrame) {
+        return hello(version, maxFrame, 0);
+    }
+
+    /** A HELLO with the given flags (bit 0: has a bus secret) and a zero nonce, as a raw peer sends it. */
+    static byte[] hello(final int version, final int maxFrame, final int flags) {
         final byte[] name = "raw".getBytes(StandardCharsets.UTF_8);
-        final int length = 1 + 4 + 2 + 8 + 4 + 2 + name.length;
+        final int length = 1 + TcpProtocol.HELLO_FIXED + 2 + name.length;
         final ByteBuffer b = ByteBuffer.allocate(4 + length).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(length).put((byte) TcpProtocol.TYPE_HELLO).putInt(TcpProtocol.MAGIC).putShort((short) version).putLong(42L)
-            .putInt(maxFrame).putShort((short) name.length).put(name);
+            .putInt(maxFrame).put((byte) flags).put(new byte[TcpProtocol.NONCE_BYTES]).putShort((short) name.length).put(name);
         return b.array();
     }
 
     /** @return true if the peer closed the socket (EOF or reset) within the socket timeout */
-    private static boolean closedByPeer(final Socket socket) throws IOException {
+    static boolean closedByPeer(final Socket socket) throws IOException {
         socket.setSoTimeout(10_000);
         final InputStream in = socket.getInputStream();
         final byte[] sink = new byte[4096];
@@ -246,7 +252,8 @@ class TcpTransportTest {
         try (Socket socket = new Socket("127.0.0.1", server.boundAddress().getPort())) {
             assertTrue(closedByPeer(socket), "a peer that never says hello is disconnected");
         }
-        await("protocol error counted", () -> server.protocolErrors() == 1);
+        await("handshake timeout counted", () -> server.handshakeTimeouts() == 1);
+        assertEquals(0, server.protocolErrors());
     }
 
     @Test
@@ -378,7 +385,7 @@ class TcpTransportTest {
         }
         await("protocol error in the bus stats", () -> a.stats().transportCounters().get("protocolErrors") == 1L);
         assertTrue(a.stats().transportCounters().keySet().containsAll(List.of("handshakeRejections", "bestEffortDrops",
-            "backPressurePauses", "framesWithoutSubscriber", "connectAttempts")), a.stats().toString());
+            "backPressurePauses", "framesWithoutSubscriber", "connectAttempts", "refusedPeers", "handshakeTimeouts")), a.stats().toString());
     }
 
     @Test
