@@ -103,6 +103,14 @@ public interface Bus extends AutoCloseable {
         throw new BusException("doWork() is for a bus built with threadingMode(ThreadingMode.INVOKER)");
     }
 
+    /**
+     * @return the bus's name ({@link BusBuilder#name}): in its thread names, logs and counters file; a bus without one
+     *     answers its transport's name
+     */
+    default String name() {
+        return transportName();
+    }
+
     /** @return the transport's name, e.g. {@code "aeron-udp"} */
     String transportName();
 

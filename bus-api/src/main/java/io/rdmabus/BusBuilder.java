@@ -95,6 +95,17 @@ public final class BusBuilder {
     }
 
     /**
+     * @param dir where the bus's counters file goes (read by {@code rdma-bus stats} from other processes), or
+     *            {@code "off"} for none ({@value BusConfig#COUNTERS_DIR}); unset: {@code /dev/shm/rdma-bus-<user>} (or
+     *            {@code <java.io.tmpdir>/rdma-bus-<user>} without /dev/shm)
+     * @return this
+     */
+    public BusBuilder countersDir(final String dir) {
+        config.code(BusConfig.COUNTERS_DIR, dir);
+        return this;
+    }
+
+    /**
      * Reads settings from a properties file; they win over the calls of this builder.
      *
      * @param file a properties file (UTF-8) with {@code rdmabus.*} and transport keys; it must exist
@@ -151,6 +162,6 @@ public final class BusBuilder {
         final ConfigValue chosenBy = effective.value(BusConfig.TRANSPORT);
         LOG.info("bus {}: transport {} ({})", effective.name(), chosenBy.value(), chosenBy.description().startsWith("auto")
             ? chosenBy.description() : "from " + chosenBy.source());
-        return new DefaultBus(effective.name(), chosen, idle, peers, effective.threadingMode());
+        return new DefaultBus(effective.name(), chosen, idle, peers, effective.threadingMode(), effective.countersDir());
     }
 }

@@ -44,6 +44,8 @@ public final class BusConfig {
     public static final String THREADING_MODE = "rdmabus.threading-mode";
     /** Static seeds, {@code transport=host:port} separated by commas; default none. */
     public static final String SEEDS = "rdmabus.seeds";
+    /** Key: where the bus's counters file goes, or {@code off} (io.rdmabus.counters.BusCounters). */
+    public static final String COUNTERS_DIR = "rdmabus.counters.dir";
     /** System property naming a properties file to read. */
     public static final String CONFIG_FILE = "rdmabus.config.file";
     /** Environment variable naming a properties file to read (below the system property). */
@@ -59,6 +61,7 @@ public final class BusConfig {
     private final String idleStrategy;
     private final io.rdmabus.ThreadingMode threadingMode;
     private final Map<String, List<String>> seeds;
+    private final String countersDir;
     private final Map<String, String> transportProperties;
     private final Map<String, ConfigValue> setTransportValues;
     private final List<ConfigValue> values;
@@ -72,6 +75,7 @@ public final class BusConfig {
         this.idleStrategy = r.idleStrategy;
         this.threadingMode = r.threadingMode;
         this.seeds = r.seeds;
+        this.countersDir = r.countersDir;
         this.transportProperties = Map.copyOf(r.transportProperties);
         this.setTransportValues = Map.copyOf(r.setTransportValues);
         this.values = List.copyOf(r.values);
@@ -114,6 +118,11 @@ public final class BusConfig {
     /** @return the threading mode */
     public io.rdmabus.ThreadingMode threadingMode() {
         return threadingMode;
+    }
+
+    /** @return the counters directory as set ({@code off} for none), or {@code null}: the default */
+    public String countersDir() {
+        return countersDir;
     }
 
     /** @return seeds set outside code, or {@code null}: keep the discovery given in code */
@@ -200,6 +209,8 @@ public final class BusConfig {
             "which threads run the bus's agents: shared (one thread), dedicated (one per agent), invoker (Bus.doWork())",
             "shared", "dedicated", "invoker"));
         m.put(SEEDS, PropertyDescriptor.text(SEEDS, "", "static seeds: transport=host:port, comma-separated (e.g. tcp=10.0.0.2:7701)"));
+        m.put(COUNTERS_DIR, PropertyDescriptor.text(COUNTERS_DIR, "/dev/shm/rdma-bus-<user>",
+            "directory of the bus's counters file (rdma-bus stats), or off"));
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -258,6 +269,7 @@ public final class BusConfig {
         private String idleStrategy;
         private io.rdmabus.ThreadingMode threadingMode;
         private Map<String, List<String>> seeds;
+        private String countersDir;
         private final Map<String, String> transportProperties = new LinkedHashMap<>();
         private final Map<String, ConfigValue> setTransportValues = new LinkedHashMap<>();
         private final List<ConfigValue> values = new ArrayList<>();
@@ -392,6 +404,10 @@ public final class BusConfig {
                 seeds = parseSeeds(seedSetting);
             }
             busValue(SEEDS, seedSetting == null ? "" : seedSetting.value(), seedSetting);
+            final Setting countersSetting = highest(COUNTERS_DIR);
+            countersDir = countersSetting == null || countersSetting.value() == null || countersSetting.value().isBlank() ? null
+                : countersSetting.value().trim();
+            busValue(COUNTERS_DIR, countersDir == null ? io.rdmabus.counters.BusCounters.directory(null).toString() : countersDir, countersSetting);
         }
 
         private void busValue(final String key, final String value, final Setting setting) {

@@ -22,6 +22,8 @@ import io.rdmabus.SubscriptionStats;
 import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.TransportException;
+import io.rdmabus.counters.BusCounters;
+import io.rdmabus.counters.CountersFile;
 import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.spi.AgentHost;
 import io.rdmabus.spi.AgentThreads;
@@ -69,6 +71,8 @@ public final class DefaultBus implements Bus {
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong droppedNotConnected = new AtomicLong();
     private final AtomicLong agentErrors = new AtomicLong();
+    /** The counters file other processes read ({@code rdma-bus stats}); null when it is off. */
+    private final BusCounters counters;
     private volatile boolean closed;
 
     /**
@@ -78,7 +82,7 @@ public final class DefaultBus implements Bus {
      * @param discovery      handed to the transport
      */
     public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery) {
-        this(name, transport, idleStrategies, discovery, ThreadingMode.DEDICATED);
+        this(name, transport, idleStrategies, discovery, ThreadingMode.DEDICATED, null);
     }
 
     /**
@@ -87,13 +91,16 @@ public final class DefaultBus implements Bus {
      * @param idleStrategies idle strategy for every agent thread
      * @param discovery      handed to the transport
      * @param threadingMode  which threads run the delivery agent and the transport's hosted agents
+     * @param countersDir    where the counters file goes ({@link BusCounters#directory}): null for the default, "off" for none
      */
     public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery,
-                      final ThreadingMode threadingMode) {
+                      final ThreadingMode threadingMode, final String countersDir) {
         this.name = name;
         this.transport = transport;
         this.idleStrategies = idleStrategies;
         this.threadingMode = threadingMode;
+        final java.nio.file.Path dir = BusCounters.directory(countersDir);
+        this.counters = dir == null ? null : BusCounters.create(dir, name, transport.name());
         this.deliveryAgent = new DeliveryAgent(name);
         final AgentHost host;
         if (threadingMode == ThreadingMode.DEDICATED) {
@@ -113,7 +120,20 @@ public final class DefaultBus implements Bus {
             transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery, host));
         } catch (final RuntimeException ex) {
             stopSharedAgent();
+            if (counters != null) {
+                counters.close();
+            }
             throw ex;
+        }
+        if (counters != null) {
+            counters.addScope(CountersFile.KIND_BUS, "bus " + name, CountersFile.BUS_COUNTERS, v -> {
+                v[0] = published.get();
+                v[1] = droppedNotConnected.get();
+                v[2] = agentErrors.get();
+                v[3] = channels.size();
+                v[4] = publications.size();
+            });
+            counters.transportCounters(transport::counters);
         }
         this.delivery = host.host(deliveryAgent);
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
@@ -125,6 +145,10 @@ public final class DefaultBus implements Bus {
      */
     private void onAgentError(final Throwable error) {
         agentErrors.incrementAndGet();
+        final BusCounters file = counters;
+        if (file != null) {
+            file.recordError(error);
+        }
         if (error instanceof TransportException) {
             LOG.warn("bus {}: {}", name, error.getMessage());
         } else {
@@ -166,6 +190,9 @@ public final class DefaultBus implements Bus {
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null);
             channel.sink = sink;
+            if (counters != null) {
+                channel.errorLog = counters::recordError;
+            }
             try {
                 channel.transportSubscription = transport.addSubscription(topic.descriptor(), channel);
             } catch (final RuntimeException ex) {
@@ -174,7 +201,13 @@ public final class DefaultBus implements Bus {
             }
             channels.add(channel);
             deliveryAgent.add(channel);
+            final BusCounters.Scope scope = counters == null ? null
+                : counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name(), CountersFile.SUBSCRIPTION_COUNTERS,
+                    channel::sampleCounters);
             sink.onDispose(() -> {
+                if (scope != null) {
+                    scope.close();
+                }
                 channel.releaseSubscriber();
                 channel.close();
                 channels.remove(channel);
@@ -243,6 +276,10 @@ public final class DefaultBus implements Bus {
             sessionId = ThreadLocalRandom.current().nextInt();
         } while (sessionId == 0);
         final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId);
+        if (counters != null) {
+            publication.countersScope = counters.addScope(CountersFile.KIND_PUBLICATION, "publication " + topic.name() + " session "
+                + Integer.toHexString(sessionId), CountersFile.PUBLICATION_COUNTERS, publication::sampleCounters);
+        }
         publications.add(publication);
         return publication;
     }
@@ -257,6 +294,9 @@ public final class DefaultBus implements Bus {
 
     void onPublicationClosed(final DefaultPublication<?> publication) {
         publications.remove(publication);
+        if (publication.countersScope != null) {
+            publication.countersScope.close();
+        }
     }
 
     boolean isClosed() {
@@ -283,6 +323,11 @@ public final class DefaultBus implements Bus {
         } else if (sharedAgent != null) {
             sharedAgent.onClose();
         }
+    }
+
+    @Override
+    public String name() {
+        return name;
     }
 
     @Override
@@ -328,6 +373,9 @@ public final class DefaultBus implements Bus {
         transport.close(); // INVOKER: waits for its hosted agents by running cycles on this thread
         stopSharedAgent();
         channels.clear();
+        if (counters != null) {
+            counters.close();
+        }
         LOG.info("bus {} closed ({} agent errors)", name, agentErrors.get());
     }
 }

@@ -1,6 +1,7 @@
 package io.rdmabus.core;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
@@ -41,6 +42,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
     /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
     private final AtomicInteger state = new AtomicInteger(IDLE);
     private volatile boolean closeRequested;
+    /** Messages and their encoded bytes, written by the token owner only (ordered stores, no atomic read-modify-write). */
+    private final AtomicLong messages = new AtomicLong();
+    private final AtomicLong bytes = new AtomicLong();
+    /** This publication's counters in the bus's counters file, or null; set by the bus before the publication is shared. */
+    io.rdmabus.counters.BusCounters.Scope countersScope;
 
     private ExpandableDirectByteBuffer scratch;
     private int pendingLength;
@@ -132,6 +138,8 @@ final class DefaultPublication<T> implements BusPublication<T> {
             claim.commit();
             nextSequence++;
             bus.onPublished();
+            messages.lazySet(messages.get() + 1);
+            bytes.lazySet(bytes.get() + length);
             return PublishStatus.OK;
         }
         if (topic.delivery() == Delivery.BEST_EFFORT) {
@@ -151,6 +159,8 @@ final class DefaultPublication<T> implements BusPublication<T> {
             return map(first);
         }
         bus.onPublished();
+        messages.lazySet(messages.get() + 1);
+        bytes.lazySet(bytes.get() + length);
         doFlush();
         return PublishStatus.OK;
     }
@@ -183,6 +193,12 @@ final class DefaultPublication<T> implements BusPublication<T> {
         nextSequence++;
         pendingOffset += chunk;
         return TransportStatus.OK;
+    }
+
+    /** @param values {@code messagesPublished, bytesPublished}, for the counters file */
+    void sampleCounters(final long[] values) {
+        values[0] = messages.get();
+        values[1] = bytes.get();
     }
 
     static int map(final int transportStatus) {

@@ -35,6 +35,8 @@ abstract class FrameReceiver implements SubscriptionSink {
 
     // written by the receive thread only
     final AtomicLong framesReceived = new AtomicLong();
+    /** Payload bytes of the frames counted in framesReceived. */
+    final AtomicLong bytesReceived = new AtomicLong();
     final AtomicLong gaps = new AtomicLong();
     final AtomicLong duplicates = new AtomicLong();
     // written by the receive thread and the delivering thread
@@ -113,6 +115,7 @@ abstract class FrameReceiver implements SubscriptionSink {
                 // best effort never slows the publisher: the datagram is dropped here, counted and reported
                 decideSuspect(session, sessionId, sequence);
                 increment(framesReceived);
+                bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
                 dropped.incrementAndGet();
                 recordGap(session, gap);
                 session.lostPending++;
@@ -123,6 +126,7 @@ abstract class FrameReceiver implements SubscriptionSink {
         }
         decideSuspect(session, sessionId, sequence);
         increment(framesReceived);
+        bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
         recordGap(session, gap);
         session.nextSequence = sequence + 1;
         reassemble(slot, session, buffer, offset, length, sessionId, sequence, gap, flags);

@@ -66,6 +66,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     /** The sink read once by {@link #deliver()} for the current drain, so a concurrent dispose cannot null it mid-drain. */
     private FluxSink<Received<T>> drainSink;
     volatile TransportSubscription transportSubscription;
+    /** Where a transport error that ends this subscription is recorded too (the bus's counters file), or null. */
+    volatile java.util.function.Consumer<Throwable> errorLog;
     private volatile Throwable transportError;
     private volatile boolean terminated;
 
@@ -126,6 +128,10 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     @Override
     public void onTransportError(final Throwable cause) {
         transportError = cause;
+        final java.util.function.Consumer<Throwable> log = errorLog;
+        if (log != null) {
+            log.accept(cause);
+        }
     }
 
     // ---------------------------------------------------------------- delivery side (delivery agent)
@@ -326,6 +332,19 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         if (sub != null) {
             sub.close();
         }
+    }
+
+    /** @param v the counters file's subscription counters, in the order of {@code CountersFile.SUBSCRIPTION_COUNTERS} */
+    void sampleCounters(final long[] v) {
+        v[0] = framesReceived.get();
+        v[1] = bytesReceived.get();
+        v[2] = delivered.get();
+        v[3] = malformed.get();
+        v[4] = gaps.get();
+        v[5] = dropped.get();
+        v[6] = duplicates.get();
+        v[7] = ring.getBufferSize();
+        v[8] = ring.remainingCapacity();
     }
 
     SubscriptionStats stats() {

@@ -1,5 +1,6 @@
 package io.rdmabus.samples.cli;
 
+
 import io.rdmabus.BusConfigurationException;
 import io.rdmabus.BusException;
 

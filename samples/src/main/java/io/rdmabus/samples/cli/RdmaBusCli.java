@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rdma-bus", mixinStandardHelpOptions = true, version = "rdma-bus 0.1.0-SNAPSHOT",
     description = "Broker-less reactive pub/sub over RDMA, with Aeron and TCP fallbacks.",
     subcommands = {DevicesCommand.class, PingCommand.class, ThroughputCommand.class, PubCommand.class, SubCommand.class,
-        StatsCommand.class, ConfigCommand.class, MarketDataSample.class, CommandLine.HelpCommand.class})
+        StatsCommand.class, ErrorsCommand.class, ConfigCommand.class, MarketDataSample.class, CommandLine.HelpCommand.class})
 public final class RdmaBusCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -39,6 +39,7 @@ public final class RdmaBusCli implements Runnable {
     @Override
     public void run() {
         // no subcommand: that is a usage error
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: one of devices, ping, throughput, pub, sub, stats, market-data");
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "missing command: one of devices, ping, throughput, pub, sub, stats, errors, config, market-data");
     }
 }

@@ -1,97 +1,161 @@
 package io.rdmabus.samples.cli;
 
 import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import io.rdmabus.Bus;
-import io.rdmabus.BusPublication;
-import io.rdmabus.Delivery;
-import io.rdmabus.Topic;
-import io.rdmabus.codecs.Codecs;
-import io.rdmabus.samples.support.LocalBuses;
+import io.rdmabus.counters.CountersFile;
+import io.rdmabus.counters.CountersFileReader;
+import io.rdmabus.counters.CountersFileReader.Counter;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-
-import reactor.core.Disposable;
-import reactor.core.Disposables;
+import picocli.CommandLine.Parameters;
 
 /**
- * {@code rdma-bus stats}: the counters of a running bus ({@link Bus#stats()}): per-topic rates, gaps, drops. Bus
- * counters are in-process only for now, so this command starts a bus pair in this process with a steady load (a
- * reliable and a best-effort topic) and watches it; {@code --pid} (another process) is refused with an explanation.
+ * {@code rdma-bus stats [NAME]}: the live counters of the buses running on this host, read from their counters files
+ * (like AeronStat), so it works from any process and any user who may read the files. Refreshes every second with the
+ * rate of each counter since the previous refresh; {@code -d N} stops after N refreshes and prints a summary of the
+ * run; a file whose process is gone or whose heartbeat stopped is shown as stale.
  */
 @Command(name = "stats", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Per-topic rates, gaps and drops of a running bus in this process (with a generated load).")
+    description = "Live counters of the buses on this host (all, or the one named), from their counters files; refreshed every second.")
 final class StatsCommand implements Callable<Integer> {
+    /** Counters that are levels, not running totals: no rate, no change in the summary. */
+    private static final Set<String> GAUGES = Set.of("subscriptions", "publications", "ringCapacity", "ringFree", "discoveredPeers");
+
+    @Parameters(arity = "0..1", paramLabel = "NAME", description = "the bus's name (default: every bus)")
+    String busName;
+    @Option(names = {"-d", "--duration-s", "--duration"}, paramLabel = "N",
+        description = "refresh N times, once a second, then print a summary (default: until Ctrl-C)")
+    Integer durationS;
+    @Option(names = "--once", description = "print the counters once and exit")
+    boolean once;
     @Mixin
-    TransportOptions transport;
-    @Option(names = "--pid", description = "a bus in another process: not supported yet")
-    Long pid;
-    @Option(names = {"-d", "--duration-s"}, defaultValue = "5", description = "how long to run (default: ${DEFAULT-VALUE})")
-    int durationS;
-    @Option(names = "--rate", defaultValue = "10000", description = "messages per second on each topic (default: ${DEFAULT-VALUE})")
-    int rate;
+    BusFiles files;
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    private final Map<Path, Map<String, Long>> previous = new HashMap<>();
+    private final Map<Path, Map<String, Long>> first = new LinkedHashMap<>();
+    private final Map<Path, String> titles = new LinkedHashMap<>();
 
     StatsCommand() {
     }
 
     @Override
-    public Integer call() throws InterruptedException {
+    public Integer call() {
         final PrintWriter out = spec.commandLine().getOut();
-        if (pid != null) {
-            spec.commandLine().getErr().println("stats of another process is not supported yet: bus counters are only readable in the bus's own "
-                + "process (Bus.stats()); run 'rdma-bus sub --quiet' there to see them");
+        if (durationS != null && durationS < 1) {
+            throw new IllegalArgumentException("--duration-s must be at least 1, got " + durationS);
+        }
+        if (!print(out, 0, 0)) {
+            spec.commandLine().getErr().println(files.notFound(busName));
             return CliSupport.EXIT_FAILED;
         }
-        if (durationS < 1 || rate < 1) {
-            throw new IllegalArgumentException("need --duration-s >= 1 and --rate >= 1");
+        if (once) {
+            return 0;
         }
-        final Topic<byte[]> reliable = Topic.of("rdmabus.stats.reliable", Codecs.bytes(), Delivery.RELIABLE);
-        final Topic<byte[]> bestEffort = Topic.of("rdmabus.stats.best-effort", Codecs.bytes(), Delivery.BEST_EFFORT);
-        try (LocalBuses buses = LocalBuses.create(transport.transport(), 2, transport.idleStrategy())) {
-            final Bus subscriberBus = buses.newBus("stats-sub");
-            final Bus publisherBus = buses.newBus("stats-pub");
-            out.println("transport: " + buses.transport() + "; load: " + rate + " msg/s on " + reliable.name() + " and " + bestEffort.name());
-            final Disposable.Composite subs = Disposables.composite(subscriberBus.subscribe(reliable).subscribe(),
-                subscriberBus.subscribe(bestEffort).subscribe());
-            try (BusPublication<byte[]> r = publisherBus.publication(reliable); BusPublication<byte[]> b = publisherBus.publication(bestEffort)) {
-                PingCommand.awaitConnected(r, System.nanoTime() + TimeUnit.SECONDS.toNanos(15));
-                final StatsPrinter subscriberStats = new StatsPrinter(subscriberBus);
-                final StatsPrinter publisherStats = new StatsPrinter(publisherBus);
-                final byte[] payload = new byte[64];
-                final long startNs = System.nanoTime();
-                final long endNs = startNs + TimeUnit.SECONDS.toNanos(durationS);
-                long nextReportNs = startNs + TimeUnit.SECONDS.toNanos(1);
-                long sent = 0;
-                long nowNs;
-                while ((nowNs = System.nanoTime()) < endNs) {
-                    final long due = (long) ((nowNs - startNs) * (rate / 1e9));
-                    while (sent < due) {
-                        r.offer(payload); // a refused message is simply not counted as published: the stats show it
-                        b.offer(payload);
-                        sent++;
-                    }
-                    if (nowNs >= nextReportNs) {
-                        nextReportNs += TimeUnit.SECONDS.toNanos(1);
-                        out.printf("[%ds] publisher ", TimeUnit.NANOSECONDS.toSeconds(nowNs - startNs));
-                        publisherStats.print(out);
-                        out.printf("[%ds] subscriber ", TimeUnit.NANOSECONDS.toSeconds(nowNs - startNs));
-                        subscriberStats.print(out);
-                        out.flush();
-                    }
-                    LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
+        final long startNs = System.nanoTime();
+        long previousNs = startNs;
+        for (int tick = 1; durationS == null || tick <= durationS; tick++) {
+            final long dueNs = startNs + TimeUnit.SECONDS.toNanos(tick);
+            long nowNs;
+            while ((nowNs = System.nanoTime()) < dueNs) {
+                LockSupport.parkNanos(dueNs - nowNs);
+                if (Thread.interrupted()) {
+                    return 0;
                 }
-            } finally {
-                subs.dispose();
             }
+            print(out, tick, (nowNs - previousNs) / 1e9);
+            previousNs = nowNs;
         }
+        summary(out, (previousNs - startNs) / 1e9);
         return 0;
     }
+
+    /** @return false if no bus was found */
+    private boolean print(final PrintWriter out, final int tick, final double seconds) {
+        final Map<Path, CountersFileReader> readers = files.open(busName);
+        final long nowMs = System.currentTimeMillis();
+        if (tick > 0) {
+            out.printf("--- %ds%n", tick);
+        }
+        for (final Path gone : new ArrayList<>(previous.keySet())) {
+            if (!readers.containsKey(gone)) {
+                out.println(titles.get(gone) + ": closed (its file is gone)");
+                previous.remove(gone);
+            }
+        }
+        for (final Map.Entry<Path, CountersFileReader> e : readers.entrySet()) {
+            try (CountersFileReader reader = e.getValue()) {
+                final Path file = e.getKey();
+                final String title = "bus " + reader.busName() + " (pid " + reader.pid() + ", " + reader.transportName() + ")";
+                titles.put(file, title);
+                final String stale = reader.staleReason(nowMs);
+                if (stale != null) {
+                    out.printf("%s: STALE, %s; last heartbeat %s; file %s%n", title, stale,
+                        java.time.Instant.ofEpochMilli(reader.heartbeatMs()), file);
+                    continue;
+                }
+                out.printf("%s up %ds, %s%n", title, (nowMs - reader.startTimeMs()) / 1000, file);
+                final Map<String, Long> before = previous.get(file);
+                final Map<String, Long> now = new LinkedHashMap<>();
+                int zeroTransport = 0;
+                for (final Counter c : reader.counters()) {
+                    final String key = c.scope() + "\u0000" + c.name() + "\u0000" + c.scopeId();
+                    now.put(key, c.value());
+                    if (c.kind() == CountersFile.KIND_TRANSPORT && c.value() == 0) {
+                        zeroTransport++;
+                        continue;
+                    }
+                    final Long old = before == null ? null : before.get(key);
+                    final String rate = old == null || GAUGES.contains(c.name()) || seconds <= 0 ? ""
+                        : String.format("%,14.0f/s", (c.value() - old) / seconds);
+                    out.printf("  %-40s %-22s %,18d %s%n", c.scope(), c.name(), c.value(), rate);
+                }
+                if (zeroTransport > 0) {
+                    out.printf("  %-40s (%d more counters, all 0)%n", "transport", zeroTransport);
+                }
+                previous.put(file, now);
+                first.putIfAbsent(file, now);
+            }
+        }
+        out.flush();
+        return !readers.isEmpty();
+    }
+
+    private void summary(final PrintWriter out, final double seconds) {
+        out.printf("=== summary over %.1f s%n", seconds);
+        for (final Map.Entry<Path, Map<String, Long>> e : first.entrySet()) {
+            final Map<String, Long> last = previous.get(e.getKey());
+            out.println(titles.get(e.getKey()) + (last == null ? ": closed during the run" : ""));
+            if (last == null) {
+                continue;
+            }
+            int unchanged = 0;
+            for (final Map.Entry<String, Long> c : last.entrySet()) {
+                final String[] parts = c.getKey().split("\u0000");
+                final Long start = e.getValue().get(c.getKey());
+                final long delta = c.getValue() - (start == null ? 0 : start);
+                if (GAUGES.contains(parts[1]) || delta == 0) {
+                    unchanged++;
+                    continue;
+                }
+                out.printf("  %-40s %-22s %,18d  %+,d (%,.0f/s)%n", parts[0], parts[1], c.getValue(), delta, delta / seconds);
+            }
+            out.printf("  (%d counters unchanged or levels)%n", unchanged);
+        }
+        out.flush();
+    }
+
 }

@@ -6,14 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import io.rdmabus.TransportException;
+import io.rdmabus.counters.BusCounters;
 
 import picocli.CommandLine;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Runs the {@code rdma-bus} commands in this process, the way the launcher does. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -51,6 +56,10 @@ class RdmaBusCliTest {
     @Test
     void unknownCommandOrNoneGivesExit2() {
         assertEquals(2, run("frobnicate"));
+        assertTrue(err.toString().startsWith("Unknown command: 'frobnicate'\nCommands: devices, ping, "), err.toString());
+        assertFalse(err.toString().contains("Did you mean"), "no unrelated suggestion: " + err);
+        assertEquals(2, run("stat"));
+        assertTrue(err.toString().contains("Did you mean: rdma-bus stats?"), err.toString());
         assertEquals(2, run());
         assertTrue(err.toString().contains("missing command"), err.toString());
     }
@@ -115,8 +124,28 @@ class RdmaBusCliTest {
     }
 
     @Test
-    void statsOfAnotherProcessIsRefusedClearly() {
-        assertEquals(1, run("stats", "--pid", "1234"));
-        assertTrue(err.toString().contains("not supported yet"), err.toString());
+    void statsWithNoBusSaysWhereItLooked(@TempDir final Path dir) {
+        assertEquals(1, run("stats", "--dir", dir.toString()));
+        assertEquals("no bus on this host (looked in [" + dir + "])", err.toString().strip());
+        assertEquals(1, run("errors", "--dir", dir.toString(), "nobody"));
+        assertTrue(err.toString().contains("no bus named 'nobody' on this host"), err.toString());
+        assertEquals(2, run("stats", "-d", "0", "--dir", dir.toString()));
+        assertTrue(err.toString().contains("--duration-s must be at least 1, got 0"), err.toString());
+    }
+
+    @Test
+    void errorsPrintsTheDistinctErrorLog(@TempDir final Path dir) {
+        try (BusCounters counters = BusCounters.create(dir, "errs", "tcp")) {
+            final TransportException peer = new TransportException("peer 10.0.0.2 sent garbage");
+            counters.recordError(peer);
+            counters.recordError(peer);
+            assertEquals(0, run("errors", "--dir", dir.toString(), "errs"), err.toString());
+        }
+        final String text = out.toString();
+        assertTrue(text.startsWith("bus errs (pid " + ProcessHandle.current().pid() + ", tcp), " + dir), text);
+        assertTrue(text.contains("2 observation(s), first "), text);
+        assertTrue(text.contains("io.rdmabus.TransportException: peer 10.0.0.2 sent garbage"), text);
+        assertTrue(text.contains("\tat io.rdmabus.samples.cli.RdmaBusCliTest.errorsPrintsTheDistinctErrorLog"), text);
+        assertTrue(text.strip().endsWith("1 distinct error(s)"), text);
     }
 }
