@@ -54,15 +54,13 @@ final class BusLoad implements Load {
         final Topic<byte[]> topic = Topic.of("bench.oneway." + (runs++), Codecs.bytes(), Delivery.RELIABLE);
         final AtomicLong received = new AtomicLong();
         final AtomicLong lastNs = new AtomicLong();
+        final Runnable onMessage = () -> {
+            lastNs.lazySet(System.nanoTime());
+            received.lazySet(received.get() + 1);
+        };
         final Disposable sub = inPlace
-            ? b.subscribeInPlace(topic, (buffer, offset, length, header) -> {
-                lastNs.lazySet(System.nanoTime());
-                received.lazySet(received.get() + 1);
-            })
-            : b.subscribe(topic).subscribe(v -> {
-                lastNs.lazySet(System.nanoTime());
-                received.lazySet(received.get() + 1);
-            });
+            ? b.subscribeInPlace(topic, (buffer, offset, length, header) -> onMessage.run())
+            : b.subscribe(topic).subscribe(v -> onMessage.run());
         try (BusPublication<byte[]> pub = a.publication(topic)) {
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (!pub.isConnected()) {

@@ -75,15 +75,6 @@ public final class DefaultBus implements Bus {
     private final BusCounters counters;
     private volatile boolean closed;
 
-    /**
-     * @param name           bus name
-     * @param transport      an unstarted transport this bus owns
-     * @param idleStrategies idle strategy for every agent
-     * @param discovery      handed to the transport
-     */
-    public DefaultBus(final String name, final Transport transport, final Supplier<IdleStrategy> idleStrategies, final Discovery discovery) {
-        this(name, transport, idleStrategies, discovery, ThreadingMode.DEDICATED, null);
-    }
 
     /**
      * @param name           bus name

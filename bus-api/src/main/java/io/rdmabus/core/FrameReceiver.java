@@ -114,8 +114,7 @@ abstract class FrameReceiver implements SubscriptionSink {
                 }
                 // best effort never slows the publisher: the datagram is dropped here, counted and reported
                 decideSuspect(session, sessionId, sequence);
-                increment(framesReceived);
-                bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
+                countFrame(length);
                 dropped.incrementAndGet();
                 recordGap(session, gap);
                 session.lostPending++;
@@ -125,8 +124,7 @@ abstract class FrameReceiver implements SubscriptionSink {
             }
         }
         decideSuspect(session, sessionId, sequence);
-        increment(framesReceived);
-        bytesReceived.lazySet(bytesReceived.get() + length - FrameHeader.LENGTH);
+        countFrame(length);
         recordGap(session, gap);
         session.nextSequence = sequence + 1;
         reassemble(slot, session, buffer, offset, length, sessionId, sequence, gap, flags);
@@ -236,6 +234,12 @@ abstract class FrameReceiver implements SubscriptionSink {
     static long saturatedAdd(final long a, final long b) {
         final long sum = a + b;
         return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    /** A frame the sequence rule took (delivered or dropped for room): counted with its payload bytes. */
+    private void countFrame(final int frameLength) {
+        increment(framesReceived);
+        bytesReceived.lazySet(bytesReceived.get() + frameLength - FrameHeader.LENGTH);
     }
 
     /** A counter with one writer: an ordered store is enough for readers on other threads, and costs no atomic add. */

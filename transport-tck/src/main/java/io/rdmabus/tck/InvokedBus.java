@@ -6,6 +6,7 @@ import io.rdmabus.BusStats;
 import io.rdmabus.MessageHandler;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -35,6 +36,15 @@ public final class InvokedBus implements Bus {
         this.loop = new Thread(this::runLoop, loopName);
         loop.setDaemon(true);
         loop.start();
+    }
+
+    /**
+     * @param bus  a started bus
+     * @param mode the threading mode it was built with
+     * @return the bus as a test uses it: an {@code INVOKER} bus with an application loop driving it, any other as it is
+     */
+    public static Bus driven(final Bus bus, final ThreadingMode mode) {
+        return mode == ThreadingMode.INVOKER ? new InvokedBus(bus, "rdma-bus-app-loop-" + bus.name()) : bus;
     }
 
     private void runLoop() {

@@ -107,7 +107,7 @@ final class AeronTckFixture implements TckFixture {
             .threadingMode(threadingMode);
         properties().forEach(builder::transportProperty);
         final Bus bus = builder.build();
-        return threadingMode == io.rdmabus.ThreadingMode.INVOKER ? new InvokedBus(bus, "rdma-bus-app-loop-" + busName) : bus;
+        return InvokedBus.driven(bus, threadingMode);
     }
 
     @Override

@@ -64,7 +64,7 @@ final class TcpTckFixture implements TckFixture {
         final Bus bus = Bus.builder().name(busName).transport(transport).idleStrategy("backoff").threadingMode(threadingMode)
             .discovery(new StaticSeedDiscovery(Map.of("tcp", seeds()))).build();
         register(busName, transport);
-        return threadingMode == ThreadingMode.INVOKER ? new InvokedBus(bus, "rdma-bus-app-loop-" + busName) : bus;
+        return InvokedBus.driven(bus, threadingMode);
     }
 
     @Override
