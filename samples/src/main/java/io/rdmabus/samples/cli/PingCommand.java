@@ -1,15 +1,18 @@
 package io.rdmabus.samples.cli;
 
 import java.io.PrintWriter;
+import java.nio.ByteOrder;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusException;
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
 import io.rdmabus.PublishStatus;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.support.LatencyMeter;
@@ -52,6 +55,10 @@ final class PingCommand implements Callable<Integer> {
     int sizeBytes;
     @Option(names = "--timeout-s", defaultValue = "60", description = "give up after this long (pong: run this long) (default: ${DEFAULT-VALUE})")
     int timeoutS;
+    @Option(names = "--subscriber", defaultValue = "in-place",
+        description = "how both ends read: in-place (Bus.subscribeInPlace, zero-copy on the transport's receive thread) or copy "
+            + "(Bus.subscribe, a Flux of byte[] on the bus's delivery agent) (default: ${DEFAULT-VALUE})")
+    String subscriber;
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
     private long resent;
@@ -65,14 +72,19 @@ final class PingCommand implements Callable<Integer> {
             throw new IllegalArgumentException("need --count >= 1, --warmup >= 0, --size in " + HEADER_BYTES + ".." + PING.maxMessageLength()
                 + ", --timeout-s >= 1");
         }
+        if (!"in-place".equals(subscriber) && !"copy".equals(subscriber)) {
+            throw new IllegalArgumentException("--subscriber must be in-place or copy, not '" + subscriber + "'");
+        }
+        final ThreadingMode threading = transport.threadingMode(); // checked before anything starts
         final PrintWriter out = spec.commandLine().getOut();
         switch (role) {
             case "both" -> {
                 if (transport.crossProcess()) {
                     throw new IllegalArgumentException("-p/--seed are for --role ping|pong (two processes); --role both wires its two buses itself");
                 }
-                try (LocalBuses buses = LocalBuses.create(transport.transport(), 2, transport.idleStrategy())) {
-                    out.println("transport: " + buses.transport() + " (two buses in this process)");
+                try (LocalBuses buses = LocalBuses.create(transport.transport(), 2, transport.idleStrategy()).threadingMode(threading)) {
+                    out.println("transport: " + buses.transport() + " (two buses in this process), " + threading
+                        + " threading, " + subscriber + " subscribers");
                     final Bus pongBus = buses.newBus("pong");
                     final Bus pingBus = buses.newBus("ping");
                     final Disposable ponger = startPonger(pongBus);
@@ -86,7 +98,8 @@ final class PingCommand implements Callable<Integer> {
             case "pong" -> {
                 try (Bus bus = transport.buildBus("pong")) {
                     final Disposable ponger = startPonger(bus);
-                    out.println("transport: " + bus.transportName() + "; echoing " + PING.name() + " -> " + PONG.name() + " for " + timeoutS + " s");
+                    out.println("transport: " + bus.transportName() + ", " + subscriber + " subscriber; echoing " + PING.name() + " -> "
+                        + PONG.name() + " for " + timeoutS + " s");
                     out.flush();
                     Thread.sleep(TimeUnit.SECONDS.toMillis(timeoutS));
                     ponger.dispose();
@@ -95,7 +108,7 @@ final class PingCommand implements Callable<Integer> {
             }
             case "ping" -> {
                 try (Bus bus = transport.buildBus("ping")) {
-                    out.println("transport: " + bus.transportName());
+                    out.println("transport: " + bus.transportName() + ", " + subscriber + " subscriber");
                     return report(out, pinger(bus, out)) ? 0 : 1;
                 }
             }
@@ -103,18 +116,28 @@ final class PingCommand implements Callable<Integer> {
         }
     }
 
-    /** Echoes every ping as a pong, from the subscriber's thread (one publication, one writer). */
-    private static Disposable startPonger(final Bus bus) {
+    /**
+     * Echoes every ping as a pong, from the subscriber's thread (one publication, one writer); an in-place subscriber
+     * copies the ping into one reused array first (the pong publication takes a {@code byte[]}).
+     */
+    private Disposable startPonger(final Bus bus) {
         final BusPublication<byte[]> pong = bus.publication(PONG);
         final IdleStrategy idle = new BackoffIdleStrategy(10, 20, 1_000, 100_000);
-        final Disposable subscription = bus.subscribe(PING).subscribe(ping -> {
+        final Consumer<byte[]> echo = ping -> {
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             idle.reset();
             int status;
             while ((status = pong.offer(ping)) != PublishStatus.OK && status != PublishStatus.CLOSED && System.nanoTime() < deadlineNs) {
                 idle.idle();
             }
-        });
+        };
+        final byte[] echoed = new byte[sizeBytes];
+        final Disposable subscription = inPlace()
+            ? bus.subscribeInPlace(PING, (buffer, offset, length, header) -> {
+                buffer.getBytes(offset, echoed, 0, Math.min(length, echoed.length));
+                echo.accept(echoed);
+            })
+            : bus.subscribe(PING).subscribe(echo);
         return () -> {
             subscription.dispose();
             pong.close();
@@ -124,11 +147,15 @@ final class PingCommand implements Callable<Integer> {
     private Histogram pinger(final Bus bus, final PrintWriter out) {
         final AtomicLong lastPongSequence = new AtomicLong(-1);
         final AtomicLong lastRttNs = new AtomicLong();
-        final Disposable subscription = bus.subscribe(PONG).subscribe(pong -> {
-            final long rtt = System.nanoTime() - readLong(pong, 0);
-            lastRttNs.set(rtt);
-            lastPongSequence.set(readLong(pong, 8));
-        });
+        final Disposable subscription = inPlace()
+            ? bus.subscribeInPlace(PONG, (buffer, offset, length, header) -> {
+                lastRttNs.set(System.nanoTime() - buffer.getLong(offset, ByteOrder.LITTLE_ENDIAN));
+                lastPongSequence.set(buffer.getLong(offset + 8, ByteOrder.LITTLE_ENDIAN));
+            })
+            : bus.subscribe(PONG).subscribe(pong -> {
+                lastRttNs.set(System.nanoTime() - readLong(pong, 0));
+                lastPongSequence.set(readLong(pong, 8));
+            });
         final Histogram histogram = new Histogram(3);
         final Histogram interval = new Histogram(3);
         try (BusPublication<byte[]> ping = bus.publication(PING)) {
@@ -174,6 +201,10 @@ final class PingCommand implements Callable<Integer> {
             subscription.dispose();
         }
         return histogram;
+    }
+
+    private boolean inPlace() {
+        return "in-place".equals(subscriber);
     }
 
     private boolean report(final PrintWriter out, final Histogram rtt) {

@@ -3,10 +3,12 @@ package io.rdmabus.samples.cli;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusBuilder;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.config.BusConfig;
 
 import picocli.CommandLine.Option;
@@ -34,6 +36,11 @@ public final class TransportOptions {
         + "rdmabus.idle-strategy from outside code)")
     String idleStrategy;
 
+    @Option(names = "--threading", description = "threading mode: shared (one agent thread per bus for delivery and the "
+        + "transport's receive duty where it can be hosted) or dedicated (a thread each) (default: shared, or "
+        + "rdmabus.threading-mode from outside code)")
+    String threadingMode;
+
     /** For picocli. */
     public TransportOptions() {
     }
@@ -46,6 +53,21 @@ public final class TransportOptions {
     /** @return the idle strategy name as given, or {@code backoff} */
     public String idleStrategy() {
         return idleStrategy == null ? "backoff" : idleStrategy;
+    }
+
+    /**
+     * @return the threading mode as given, or {@code shared}
+     * @throws IllegalArgumentException for a mode the CLI cannot drive ({@code invoker} needs the application's own loop)
+     */
+    public ThreadingMode threadingMode() {
+        if (threadingMode == null) {
+            return ThreadingMode.SHARED;
+        }
+        return switch (threadingMode.toLowerCase(Locale.ROOT)) {
+            case "shared" -> ThreadingMode.SHARED;
+            case "dedicated" -> ThreadingMode.DEDICATED;
+            default -> throw new IllegalArgumentException("--threading must be shared or dedicated, not '" + threadingMode + "'");
+        };
     }
 
     /** @return true if the user gave properties or seeds, i.e. wants to talk to other processes */
@@ -66,6 +88,9 @@ public final class TransportOptions {
         }
         if (idleStrategy != null) {
             builder.commandLine(BusConfig.IDLE_STRATEGY, idleStrategy);
+        }
+        if (threadingMode != null) {
+            builder.commandLine(BusConfig.THREADING_MODE, threadingMode().name().toLowerCase(Locale.ROOT));
         }
         properties.forEach(builder::commandLine);
         if (!seeds.isEmpty()) {

@@ -78,6 +78,23 @@ class RdmaBusCliTest {
         assertTrue(m.find(), out.toString());
         assertEquals("300", m.group(1));
         assertTrue(out.toString().contains("transport: aeron-ipc"), out.toString());
+        assertTrue(out.toString().contains("SHARED threading, in-place subscribers"), out.toString());
+    }
+
+    @Test
+    void pingWithCopyingSubscribersOnDedicatedThreadsOverTcp() {
+        assertEquals(0, run("ping", "-t", "tcp", "--subscriber", "copy", "--threading", "dedicated", "-n", "200", "--warmup", "20",
+            "--timeout-s", "60"), out + " / " + err);
+        assertTrue(out.toString().contains("DEDICATED threading, copy subscribers"), out.toString());
+        assertTrue(out.toString().contains("200 round trips of 64 bytes"), out.toString());
+    }
+
+    @Test
+    void pingRefusesAnUnknownSubscriberOrThreadingMode() {
+        assertEquals(2, run("ping", "--subscriber", "lease"));
+        assertTrue(err.toString().contains("--subscriber must be in-place or copy, not 'lease'"), err.toString());
+        assertEquals(2, run("ping", "--threading", "invoker"));
+        assertTrue(err.toString().contains("--threading must be shared or dedicated, not 'invoker'"), err.toString());
     }
 
     @Test
