@@ -11,6 +11,7 @@ import io.rdmabus.BusException;
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
 import io.rdmabus.PublishStatus;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.support.LocalBuses;
@@ -71,10 +72,11 @@ final class ThroughputCommand implements Callable<Integer> {
         if (transport.crossProcess()) {
             throw new IllegalArgumentException("throughput runs both ends in this process: -p/--seed are not used");
         }
+        final ThreadingMode threading = transport.threadingMode(); // checked before anything starts
         final PrintWriter out = spec.commandLine().getOut();
         boolean ok = true;
-        try (LocalBuses buses = LocalBuses.create(transport.transport(), 2, transport.idleStrategy())) {
-            out.println("transport: " + buses.transport() + " (two buses in this process), " + delivery);
+        try (LocalBuses buses = LocalBuses.create(transport.transport(), 2, transport.idleStrategy()).threadingMode(threading)) {
+            out.println("transport: " + buses.transport() + " (two buses in this process), " + delivery + ", " + threading + " threading");
             final Bus subscriberBus = buses.newBus("tput-sub");
             final Bus publisherBus = buses.newBus("tput-pub");
             for (final int size : sizes) {
