@@ -30,6 +30,7 @@ import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import reactor.core.publisher.Flux;
@@ -122,6 +123,9 @@ public abstract class FlowControlTck extends DeliveryTck {
     @Test
     @ScaledTimeout(40)
     void aBackPressuredReliableTopicDoesNotStallAnotherTopic() throws InterruptedException {
+        final String knownLimitation = fixture.knownHeadOfLineBlocking();
+        Assumptions.assumeTrue(knownLimitation == null, () -> "KNOWN LIMITATION of " + fixture.name() + ", reported as skipped, not passed: "
+            + knownLimitation);
         final Bus pubBus = bus("hol-pub");
         final Bus subBus = bus("hol-sub");
         final Topic<String> stalledTopic = topic("hol-stalled", Delivery.RELIABLE);
