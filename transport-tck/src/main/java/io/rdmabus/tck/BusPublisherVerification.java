@@ -71,10 +71,18 @@ final class BusPublisherVerification extends PublisherVerification<String> {
                 : Flux.range(0, (int) Math.min(elements, Integer.MAX_VALUE)).map(i -> "e" + i);
             final Disposable[] publishing = new Disposable[1];
             final Flux<String> limited = elements == Long.MAX_VALUE ? values : values.take(elements, true);
+            final java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean();
             return limited
+                .doOnNext(v -> {
+                    if (first.compareAndSet(false, true)) {
+                        event(topic, "first element delivered");
+                    }
+                })
                 .doOnSubscribe(s -> {
                     event(topic, "subscribed; publishing " + elements);
-                    publishing[0] = publisherBus.publish(topic, source).subscribeOn(Schedulers.boundedElastic()).subscribe(
+                    publishing[0] = publisherBus.publish(topic, source.doOnSubscribe(x -> event(topic, "publish started on "
+                            + Thread.currentThread().getName())))
+                        .subscribeOn(Schedulers.boundedElastic()).subscribe(
                         done -> { }, error -> event(topic, "publish failed: " + error), () -> event(topic, "publish done"));
                 })
                 .doFinally(signal -> {

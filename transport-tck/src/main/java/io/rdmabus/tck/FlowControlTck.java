@@ -30,6 +30,7 @@ import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import reactor.core.publisher.Flux;
@@ -111,6 +112,61 @@ public abstract class FlowControlTck extends DeliveryTck {
         assertTrue(consumed >= n - maxAhead, "publisher was not held back by the slow subscriber: publish of " + n
             + " messages completed when only " + consumed + " were consumed (the transport may buffer at most " + maxAhead
             + " messages of " + messageBytes + " bytes per TckFixture.maxBufferedReliableBytes())");
+    }
+
+    /**
+     * RELIABLE topics do not block each other (no head-of-line blocking): between the same two buses, topic "stalled" has
+     * a subscriber that requests nothing, so its publisher is offered messages until the transport answers
+     * back-pressured; then topic "moving" still delivers every one of its messages. Once the stalled subscriber requests,
+     * it gets everything that was taken, in order, none lost.
+     */
+    @Test
+    @ScaledTimeout(40)
+    void aBackPressuredReliableTopicDoesNotStallAnotherTopic() throws InterruptedException {
+        final String knownLimitation = fixture.knownHeadOfLineBlocking();
+        Assumptions.assumeTrue(knownLimitation == null, () -> "KNOWN LIMITATION of " + fixture.name() + ", reported as skipped, not passed: "
+            + knownLimitation);
+        final Bus pubBus = bus("hol-pub");
+        final Bus subBus = bus("hol-sub");
+        final Topic<String> stalledTopic = topic("hol-stalled", Delivery.RELIABLE);
+        final Topic<String> movingTopic = topic("hol-moving", Delivery.RELIABLE);
+        final Recorder<String> stalled = subscribe(subBus, stalledTopic, SubscribeOptions.<String>defaults().withRingSize(16),
+            Recorder.manual());
+        final Recorder<String> moving = subscribe(subBus, movingTopic, SubscribeOptions.defaults());
+        final BusPublication<String> stalledPub = publication(pubBus, stalledTopic);
+        final BusPublication<String> movingPub = publication(pubBus, movingTopic);
+        awaitConnected(stalledPub);
+        awaitConnected(movingPub);
+
+        // fill everything between the stalled publisher and its subscriber until the transport pushes back
+        final String filler = "s".repeat(1000);
+        final long fillLimit = fixture.maxBufferedReliableBytes() / filler.length() + 64;
+        final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
+        int taken = 0;
+        int status;
+        while ((status = stalledPub.offer(taken + ":" + filler)) != PublishStatus.BACK_PRESSURED) {
+            assertTrue(status == PublishStatus.OK || status == PublishStatus.NOT_CONNECTED, "stalled offer: " + PublishStatus.describe(status));
+            taken += status == PublishStatus.OK ? 1 : 0;
+            assertTrue(taken <= fillLimit, "topic " + stalledTopic.name() + " took " + taken + " messages of 1 KB with a subscriber that "
+                + "requests nothing, more than TckFixture.maxBufferedReliableBytes() allows: the transport never pushed back");
+            assertTrue(System.nanoTime() < deadlineNs, "topic " + stalledTopic.name() + " was not back-pressured within " + deliveryTimeout
+                + " (" + taken + " messages taken)");
+        }
+
+        final int n = 200;
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(movingPub, "m-" + i);
+        }
+        assertTrue(moving.awaitCount(n, deliveryTimeout), "topic " + movingTopic.name() + " received " + moving.count() + " of " + n
+            + " within " + deliveryTimeout + " while topic " + stalledTopic.name() + " was back-pressured (head-of-line blocking)");
+        assertEquals(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList(), moving.values(), "moving topic: lost or reordered");
+
+        stalled.request(Long.MAX_VALUE);
+        assertTrue(stalled.awaitCount(taken, deliveryTimeout), "stalled topic delivered " + stalled.count() + " of its " + taken
+            + " taken messages within " + deliveryTimeout + " after its subscriber requested");
+        final List<Integer> order = stalled.values().stream().map(v -> Integer.parseInt(v.substring(0, v.indexOf(':')))).toList();
+        assertEquals(IntStream.range(0, taken).boxed().toList(), order, "stalled topic: lost, duplicated or reordered");
+        assertTrue(stalled.received().stream().allMatch(r -> r.lostBefore() == 0), "a reliable stream reported loss");
     }
 
     // ------------------------------------------------------------------------------------------------ best-effort overload

@@ -187,7 +187,7 @@ public abstract class LifecycleTck extends FlowControlTck {
             .sorted(Comparator.comparing(Method::getName))
             .flatMap(m -> Collections.nCopies(repeat, m).stream())
             .map(m -> DynamicTest.dynamicTest(m.getName(), () -> assertTimeoutPreemptively(ruleBound,
-                () -> runRule(verification, m, fixture.knownReactiveStreamsFailures().get(m.getName())),
+                () -> runRule(verification, m, fixture.knownReactiveStreamsFailures().get(m.getName()), pubBus, subBus),
                 () -> "RS TCK rule " + m.getName() + " took over " + ruleBound + "; last events " + verification.recentEvents() + "; "
                     + hangReport(pubBus, subBus))));
     }
@@ -219,8 +219,8 @@ public abstract class LifecycleTck extends FlowControlTck {
             || name.startsWith("untested_");
     }
 
-    private static void runRule(final PublisherVerification<String> verification, final Method rule, final String knownFailure)
-        throws Throwable {
+    private static void runRule(final BusPublisherVerification verification, final Method rule, final String knownFailure,
+                                final Bus pubBus, final Bus subBus) throws Throwable {
         verification.setUp();
         try {
             rule.invoke(verification);
@@ -235,7 +235,9 @@ public abstract class LifecycleTck extends FlowControlTck {
                 System.err.println(message);
                 Assumptions.abort(message);
             }
-            throw cause;
+            // what the publishers were doing, with times, and both buses' stats: a rule's own timeout says only what it missed
+            throw new AssertionError(cause.getMessage() + "; last events " + verification.recentEvents() + "; publisher bus "
+                + pubBus.stats() + "; subscriber bus " + subBus.stats(), cause);
         }
     }
 

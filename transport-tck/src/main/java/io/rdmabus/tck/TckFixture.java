@@ -92,6 +92,17 @@ public interface TckFixture extends AutoCloseable {
     }
 
     /**
+     * Why this configuration still lets a back-pressured RELIABLE topic hold up another topic between the same two buses
+     * (head-of-line blocking), with where it is tracked, or {@code null} if it does not. The case that checks it is then
+     * reported as skipped (aborted) with this reason, never as passed.
+     *
+     * @return the documented reason, default {@code null}
+     */
+    default String knownHeadOfLineBlocking() {
+        return null;
+    }
+
+    /**
      * Called before each case (test method or the reactive-streams factory) with its method name, e.g. so that a fixture
      * spreading buses over two processes gives every case the same placement whatever ran before. Default: nothing.
      *

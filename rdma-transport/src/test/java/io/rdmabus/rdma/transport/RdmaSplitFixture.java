@@ -78,4 +78,9 @@ final class RdmaSplitFixture extends SplitTckFixture {
     public Map<String, String> knownReactiveStreamsFailures() {
         return local.knownReactiveStreamsFailures();
     }
+
+    @Override
+    public String knownHeadOfLineBlocking() {
+        return local.knownHeadOfLineBlocking();
+    }
 }

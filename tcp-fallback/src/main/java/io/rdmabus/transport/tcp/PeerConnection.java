@@ -24,8 +24,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.rdmabus.spi.BusSecret;
 import io.rdmabus.spi.SubscriptionSink;
 
-import org.agrona.collections.IntHashSet;
-import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,10 +37,13 @@ import org.slf4j.LoggerFactory;
  * Until then every other message refuses the peer, and the whole handshake is bounded by
  * {@link TcpTransportConfig#handshakeTimeoutMs()}.
  *
- * <p>Reading is manual ({@code autoRead} off, one {@code read()} at a time): when a subscription's sink answers
- * {@link SubscriptionSink#BACK_PRESSURE} the frame stays in the cumulation buffer, no further read is issued, the
- * kernel receive buffer fills, the TCP window closes and the publisher's queue to this node fills until its
- * {@code tryClaim} answers back-pressured. The frame is offered again after a short delay.
+ * <p>Reading is manual ({@code autoRead} off, one {@code read()} at a time). Reliable flow control is per topic
+ * ({@link TcpProtocol}, SUBSCRIBE and CREDIT): when a subscription's sink answers {@link SubscriptionSink#BACK_PRESSURE}
+ * the frame is copied into its topic's queue ({@link InboundTopics}) and offered again after a short delay, while the
+ * connection goes on reading and delivering other topics; frames of that topic queue behind it (in order). The queue is
+ * bounded by the window this node granted the publisher, which stops sending the topic once its credit is used up;
+ * bytes are given back in CREDIT messages as the subscriptions take frames. A peer that sends past its credit is a
+ * protocol error.
  *
  * <p>Writing goes through a lock-free queue drained on the event loop in batches (one flush per batch), bounded in
  * bytes by {@link TcpTransportConfig#outboundBufferBytes()} as checked by publishers; the queue is not drained while
@@ -49,8 +51,6 @@ import org.slf4j.LoggerFactory;
  */
 final class PeerConnection extends ChannelDuplexHandler {
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
-    private static final long RESUME_MIN_NS = TimeUnit.MICROSECONDS.toNanos(50);
-    private static final long RESUME_MAX_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final int INITIAL_CUMULATION = 64 * 1024;
     private static final String TLS_HINT = " (every node needs " + TcpTlsConfig.TLS + "=true and a certificate issued by a CA in the other's "
         + TcpTlsConfig.TRUST + ")";
@@ -77,13 +77,12 @@ final class PeerConnection extends ChannelDuplexHandler {
 
     // ---- inbound, event loop only
     private ByteBuf cumulation;
-    private boolean paused;
-    private TcpSubscription[] pendingTargets;
-    private int pendingIndex;
-    private long resumeDelayNs = RESUME_MIN_NS;
-    private final Runnable resumeTask = this::resume;
-    private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
-    private final IntHashSet remoteTopics = new IntHashSet();
+    /** Set when the connection is being closed: nothing more is processed. */
+    private boolean stopped;
+    /** Reliable topics' flow control on this connection; created once the channel is active. */
+    private InboundTopics inboundTopics;
+    /** The peer's subscriptions to this node's topics (publishing side), by topic id. */
+    private final Int2ObjectHashMap<RemoteSubscriber> remoteTopics = new Int2ObjectHashMap<>();
     private ScheduledFuture<?> handshakeTimeout;
     /** This node's HELLO nonce: the peer proves the bus secret over it. */
     private final byte[] localNonce = TcpProtocol.nonce();
@@ -131,6 +130,8 @@ final class PeerConnection extends ChannelDuplexHandler {
             return;
         }
         cumulation = context.alloc().heapBuffer(INITIAL_CUMULATION);
+        inboundTopics = new InboundTopics(transport, transport.config().topicWindowBytes(), context.alloc(), loop, this::send,
+            () -> inactive || stopped);
         final int flags = transport.config().secret().enabled() ? TcpProtocol.FLAG_SECRET : 0;
         send(TcpProtocol.hello(context.alloc(), transport.nodeId(), maxFrameBytes, flags, localNonce, transport.busName()));
         handshakeTimeout = loop.schedule(this::onHandshakeTimeout, transport.config().handshakeTimeoutMs(), TimeUnit.MILLISECONDS);
@@ -231,9 +232,11 @@ final class PeerConnection extends ChannelDuplexHandler {
             cumulation.release();
             cumulation = null;
         }
-        pendingTargets = null;
+        if (inboundTopics != null) {
+            inboundTopics.releaseAll();
+        }
         releaseQueued();
-        remoteTopics.forEach(topicId -> transport.removeRemoteSubscriber(topicId, this));
+        remoteTopics.forEach((topicId, subscriber) -> transport.removeRemoteSubscriber(topicId, subscriber));
         remoteTopics.clear();
         transport.onConnectionClosed(this);
         context.fireChannelInactive();
@@ -302,7 +305,9 @@ final class PeerConnection extends ChannelDuplexHandler {
     /** @return this connection's state for a diagnostic message (racy reads of loop-confined fields; any thread) */
     String describeState() {
         final Channel ch = channel;
-        return describe() + " handshaken=" + handshaken + " paused=" + paused + " inactive=" + inactive + " channelOpen="
+        final InboundTopics topics = inboundTopics;
+        return describe() + " handshaken=" + handshaken + " topicsWaiting=" + (topics == null ? 0 : topics.waitingTopics()) + " inactive="
+            + inactive + " channelOpen="
             + (ch != null && ch.isOpen()) + " channelActive=" + (ch != null && ch.isActive()) + " queuedBytes=" + queuedBytes();
     }
 
@@ -407,34 +412,22 @@ final class PeerConnection extends ChannelDuplexHandler {
         } finally {
             bytes.release();
         }
-        if (!paused) {
+        if (!stopped) {
             process();
         }
     }
 
     @Override
     public void channelReadComplete(final ChannelHandlerContext context) {
-        if (!paused && !inactive) {
+        if (!stopped && !inactive) {
             context.read();
-        }
-    }
-
-    private void resume() {
-        if (inactive || cumulation == null) {
-            return;
-        }
-        paused = false;
-        process();
-        if (!paused) {
-            resumeDelayNs = RESUME_MIN_NS;
-            ctx.read();
         }
     }
 
     /** Handles every whole message in the cumulation buffer, unless a sink pushes back. */
     private void process() {
         final ByteBuf in = cumulation;
-        while (!paused && in != null && !inactive) {
+        while (!stopped && in != null && !inactive) {
             final int readable = in.readableBytes();
             if (readable < TcpProtocol.LENGTH_FIELD) {
                 break;
@@ -479,20 +472,13 @@ final class PeerConnection extends ChannelDuplexHandler {
                             protocolError("data message of " + length + " bytes does not fit a frame of at most " + maxFrameBytes);
                             return;
                         }
-                        if (!deliver(in.getIntLE(body), body + 4, end - body - 4)) {
-                            pause();
+                        if (!deliver(in.getIntLE(body), body + 4, end - body - 4, TcpProtocol.LENGTH_FIELD + length)) {
                             return;
                         }
                     }
                     case TcpProtocol.TYPE_SUBSCRIBE -> {
-                        if (end - body < 5) {
-                            protocolError("truncated subscribe");
+                        if (!onSubscribe(in, body, end)) {
                             return;
-                        }
-                        final int topicId = in.getIntLE(body);
-                        if (remoteTopics.add(topicId)) {
-                            LOG.debug("tcp {}: {} subscribes to {}", transport.busName(), describe(), TcpProtocol.readName(in, body + 5, end));
-                            transport.addRemoteSubscriber(topicId, this);
                         }
                     }
                     case TcpProtocol.TYPE_UNSUBSCRIBE -> {
@@ -501,8 +487,14 @@ final class PeerConnection extends ChannelDuplexHandler {
                             return;
                         }
                         final int topicId = in.getIntLE(body);
-                        if (remoteTopics.remove(topicId)) {
-                            transport.removeRemoteSubscriber(topicId, this);
+                        final RemoteSubscriber gone = remoteTopics.remove(topicId);
+                        if (gone != null) {
+                            transport.removeRemoteSubscriber(topicId, gone);
+                        }
+                    }
+                    case TcpProtocol.TYPE_CREDIT -> {
+                        if (!onCredit(in, body, end)) {
+                            return;
                         }
                     }
                     default -> {
@@ -518,33 +510,56 @@ final class PeerConnection extends ChannelDuplexHandler {
         }
     }
 
-    private boolean deliver(final int topicId, final int frameOffset, final int frameLength) {
-        TcpSubscription[] targets = pendingTargets;
-        if (targets == null) {
-            targets = transport.subscriptionsFor(topicId);
-            if (targets == null) {
-                transport.onFrameWithoutSubscriber();
-                return true;
-            }
+    /** SUBSCRIBE from the peer: it subscribes to one of this node's topics (publishing side). */
+    private boolean onSubscribe(final ByteBuf in, final int body, final int end) {
+        if (end - body < TcpProtocol.SUBSCRIBE_FIXED) {
+            protocolError("truncated subscribe");
+            return false;
         }
-        view.wrap(cumulation.array(), cumulation.arrayOffset() + frameOffset, frameLength);
-        for (int i = pendingIndex; i < targets.length; i++) {
-            if (targets[i].deliver(view, 0, frameLength) == SubscriptionSink.BACK_PRESSURE) {
-                pendingTargets = targets;
-                pendingIndex = i;
-                return false;
-            }
+        final int topicId = in.getIntLE(body);
+        final boolean reliable = in.getUnsignedByte(body + 4) == 1;
+        final long window = in.getIntLE(body + 5) & 0xFFFF_FFFFL;
+        if (reliable && window < TcpProtocol.DATA_HEADER + maxFrameBytes) {
+            protocolError("subscribe to topic " + topicId + " grants a window of " + window + " bytes, less than one frame ("
+                + (TcpProtocol.DATA_HEADER + maxFrameBytes) + ")");
+            return false;
         }
-        pendingTargets = null;
-        pendingIndex = 0;
+        if (!remoteTopics.containsKey(topicId)) {
+            final RemoteSubscriber subscriber = new RemoteSubscriber(this, reliable, window);
+            remoteTopics.put(topicId, subscriber);
+            LOG.debug("tcp {}: {} subscribes to {}", transport.busName(), describe(),
+                TcpProtocol.readName(in, body + TcpProtocol.SUBSCRIBE_FIXED, end));
+            transport.addRemoteSubscriber(topicId, subscriber);
+        }
         return true;
     }
 
-    private void pause() {
-        paused = true;
-        transport.onBackPressurePause();
-        loop.schedule(resumeTask, resumeDelayNs, TimeUnit.NANOSECONDS);
-        resumeDelayNs = Math.min(RESUME_MAX_NS, resumeDelayNs * 2);
+    /** CREDIT from the peer: its subscriptions took more of a reliable topic this node publishes. */
+    private boolean onCredit(final ByteBuf in, final int body, final int end) {
+        if (end - body != 8) {
+            protocolError("credit message of " + (end - body) + " bytes, not 8");
+            return false;
+        }
+        final int bytes = in.getIntLE(body + 4);
+        if (bytes <= 0) {
+            protocolError("credit of " + bytes + " bytes");
+            return false;
+        }
+        final RemoteSubscriber subscriber = remoteTopics.get(in.getIntLE(body));
+        if (subscriber != null && subscriber.reliable) {
+            subscriber.grant(bytes);
+        } // else: the peer unsubscribed meanwhile, or subscribed the topic best effort: nothing to grant
+        return true;
+    }
+
+    /** @return false if the connection was closed: the peer sent past its credit */
+    private boolean deliver(final int topicId, final int frameOffset, final int frameLength, final int wireLength) {
+        final String violation = inboundTopics.deliver(topicId, cumulation, frameOffset, frameLength, wireLength);
+        if (violation != null) {
+            protocolError(violation);
+            return false;
+        }
+        return true;
     }
 
     private boolean onHello(final ByteBuf in, final int body, final int end) {
@@ -656,7 +671,7 @@ final class PeerConnection extends ChannelDuplexHandler {
 
     /** Stops processing at once; channelInactive follows and cleans up. */
     private void inactiveNow() {
-        paused = true;
+        stopped = true;
     }
 
     boolean isHandshaken() {

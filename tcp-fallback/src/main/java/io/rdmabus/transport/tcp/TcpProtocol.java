@@ -10,22 +10,32 @@ import io.netty.buffer.ByteBufAllocator;
 import io.rdmabus.spi.BusSecret;
 
 /**
- * The TCP transport's wire protocol, version 2 (see {@code tcp-fallback/README.md}). One connection per pair of
+ * The TCP transport's wire protocol, version 3 (see {@code tcp-fallback/README.md}). One connection per pair of
  * nodes carries, in both directions, a stream of little-endian, length-prefixed messages:
  *
  * <pre>
  *  0  u32  length      bytes after this field (type + body); 1 .. max frame + 5
- *  4  u8   type        1 HELLO, 2 SUBSCRIBE, 3 UNSUBSCRIBE, 4 DATA, 5 AUTH
+ *  4  u8   type        1 HELLO, 2 SUBSCRIBE, 3 UNSUBSCRIBE, 4 DATA, 5 AUTH, 6 CREDIT
  *  5  ...  body
  *
  *  HELLO       i32 magic 0x52425450 ("RBTP"), u16 version, i64 node id, i32 max frame bytes, u8 flags (bit 0: has a bus
  *              secret), 16 bytes nonce, u16 n + n bytes UTF-8 bus name
- *  SUBSCRIBE   i32 topic id, u8 delivery (0 best effort, 1 reliable), u16 n + n bytes UTF-8 topic name
+ *  SUBSCRIBE   i32 topic id, u8 delivery (0 best effort, 1 reliable), i32 window (reliable: the bytes of DATA messages of
+ *              this topic the sender may have outstanding to this node, i.e. sent and not yet given back by CREDIT;
+ *              best effort: 0), u16 n + n bytes UTF-8 topic name
  *  UNSUBSCRIBE i32 topic id
  *  DATA        i32 topic id, then one bus frame (its 32-byte header and payload), opaque to the transport
  *  AUTH        32 bytes proof = HMAC-SHA256(secret, "rdma-bus tcp auth v1" | role u8 ('A' the accepting side proves,
  *              'C' the dialling side proves) | prover id i64 | verifier id i64 | verifier's nonce | prover's nonce)
+ *  CREDIT      i32 topic id, i32 bytes (> 0): DATA bytes of that reliable topic this node has delivered to its
+ *              subscriptions since its last CREDIT; the receiver may send that many more
  * </pre>
+ *
+ * <p>Flow control is per topic, so one back-pressured reliable topic never holds up another on the same connection:
+ * the subscribing node grants each reliable topic a window (SUBSCRIBE) and gives bytes back (CREDIT) as its
+ * subscriptions take frames; a frame a subscription cannot take yet waits in that topic's queue on the subscribing
+ * node, which a window bounds, while the connection goes on reading other topics. DATA bytes count whole messages,
+ * length prefix included.
  *
  * <p>Each side sends HELLO first; nothing else is accepted before the peer's HELLO. With a bus secret each side then
  * sends AUTH, and nothing else is accepted before the peer's AUTH matched: each side proves knowledge of the secret
@@ -33,7 +43,7 @@ import io.rdmabus.spi.BusSecret;
  * reflected back to its sender or reused on another pair (the rdma transport's scheme, {@code docs/rdma-transport.md}).
  */
 final class TcpProtocol {
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int MAGIC = 0x52425450;
 
     static final int TYPE_HELLO = 1;
@@ -41,6 +51,7 @@ final class TcpProtocol {
     static final int TYPE_UNSUBSCRIBE = 3;
     static final int TYPE_DATA = 4;
     static final int TYPE_AUTH = 5;
+    static final int TYPE_CREDIT = 6;
 
     static final int FLAG_SECRET = 1;
     static final int NONCE_BYTES = 16;
@@ -111,12 +122,25 @@ final class TcpProtocol {
         return secret.hmac(AUTH_LABEL, new byte[] {role}, ids, verifierNonce, proverNonce);
     }
 
-    static ByteBuf subscribe(final ByteBufAllocator alloc, final int topicId, final boolean reliable, final String topicName) {
+    /** SUBSCRIBE body up to the name: topic id, delivery, window. */
+    static final int SUBSCRIBE_FIXED = 4 + 1 + 4;
+
+    /**
+     * @param windowBytes reliable: the topic's window ({@link TcpTransportConfig#TOPIC_WINDOW_BYTES}); best effort: 0
+     */
+    static ByteBuf subscribe(final ByteBufAllocator alloc, final int topicId, final boolean reliable, final int windowBytes,
+                             final String topicName) {
         final byte[] name = truncatedUtf8(topicName);
-        final int length = 1 + 4 + 1 + 2 + name.length;
+        final int length = 1 + SUBSCRIBE_FIXED + 2 + name.length;
         final ByteBuf buf = alloc.buffer(LENGTH_FIELD + length);
-        buf.writeIntLE(length).writeByte(TYPE_SUBSCRIBE).writeIntLE(topicId).writeByte(reliable ? 1 : 0).writeShortLE(name.length)
-            .writeBytes(name);
+        buf.writeIntLE(length).writeByte(TYPE_SUBSCRIBE).writeIntLE(topicId).writeByte(reliable ? 1 : 0).writeIntLE(reliable ? windowBytes : 0)
+            .writeShortLE(name.length).writeBytes(name);
+        return buf;
+    }
+
+    static ByteBuf credit(final ByteBufAllocator alloc, final int topicId, final int bytes) {
+        final ByteBuf buf = alloc.buffer(LENGTH_FIELD + 9);
+        buf.writeIntLE(9).writeByte(TYPE_CREDIT).writeIntLE(topicId).writeIntLE(bytes);
         return buf;
     }
 

@@ -21,8 +21,13 @@ import org.agrona.concurrent.UnsafeBuffer;
  * connection whose peer subscribed the topic.
  *
  * <p>RELIABLE: {@link #tryClaim} answers {@link TransportStatus#BACK_PRESSURED} while any subscribed peer's queue is
- * full (the slowest subscriber paces the publisher; nothing is dropped). BEST_EFFORT: never back-pressured; a frame
- * is dropped (and counted) for each peer whose queue is full, so that subscriber sees a sequence gap.
+ * full or its credit for this topic is used up (the slowest subscriber of this topic paces the publisher; nothing is
+ * dropped; other topics are not held up: {@link TcpProtocol}, CREDIT); the claim reserves the frame's credit at every
+ * subscriber, and an aborted claim gives it back. BEST_EFFORT: never back-pressured; a frame is dropped (and counted)
+ * for each peer whose queue is full or, if it subscribed the topic reliable, whose credit is used up, so that
+ * subscriber sees a sequence gap.
+ *
+ * <p>Owner: one publishing thread at a time (the bus's single-writer publication).
  */
 final class TcpPublication implements TransportPublication, FrameClaim {
     private final TcpTransport transport;
@@ -34,6 +39,8 @@ final class TcpPublication implements TransportPublication, FrameClaim {
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
     private ByteBuf pending;
     private int pendingLength;
+    /** RELIABLE: the subscribers whose credit the pending claim reserved. */
+    private RemoteSubscriber[] reserved;
     private volatile boolean closed;
 
     TcpPublication(final TcpTransport transport, final TcpTransport.TopicOut out, final TopicDescriptor topic, final int maxFrameLength) {
@@ -53,21 +60,14 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         if (frameLength < 0 || frameLength > maxFrameLength) {
             return TransportStatus.FRAME_TOO_LARGE;
         }
-        if (pending != null) { // a claim that was neither committed nor aborted
-            pending.release();
-            pending = null;
-        }
-        final PeerConnection[] targets = out.subscribers;
+        abort(); // a claim that was neither committed nor aborted
+        final RemoteSubscriber[] targets = out.subscribers;
         if (targets.length == 0) {
             return TransportStatus.NOT_CONNECTED;
         }
         final int wireLength = TcpProtocol.DATA_HEADER + frameLength;
-        if (reliable) {
-            for (final PeerConnection target : targets) {
-                if (target.queuedBytes() + wireLength > outboundLimitBytes) {
-                    return TransportStatus.BACK_PRESSURED;
-                }
-            }
+        if (reliable && !reserve(targets, wireLength)) {
+            return TransportStatus.BACK_PRESSURED;
         }
         final ByteBuf buf = ByteBufAllocator.DEFAULT.directBuffer(wireLength, wireLength);
         buf.writeIntLE(1 + 4 + frameLength).writeByte(TcpProtocol.TYPE_DATA).writeIntLE(topicId);
@@ -80,6 +80,27 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         pending = buf;
         pendingLength = frameLength;
         return TransportStatus.OK;
+    }
+
+    /** @return true if every subscriber had queue room and (if it subscribed reliable) credit, now reserved */
+    private boolean reserve(final RemoteSubscriber[] targets, final int wireLength) {
+        for (final RemoteSubscriber target : targets) {
+            if (target.connection.queuedBytes() + wireLength > outboundLimitBytes) {
+                return false;
+            }
+        }
+        for (int i = 0; i < targets.length; i++) {
+            if (targets[i].reliable && !targets[i].tryReserve(wireLength)) {
+                for (int j = 0; j < i; j++) {
+                    if (targets[j].reliable) {
+                        targets[j].refund(wireLength);
+                    }
+                }
+                return false;
+            }
+        }
+        reserved = targets;
+        return true;
     }
 
     @Override
@@ -111,12 +132,20 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         pending = null;
         final int wireLength = TcpProtocol.DATA_HEADER + pendingLength;
         buf.writerIndex(wireLength);
-        for (final PeerConnection target : out.subscribers) {
-            if (!reliable && target.queuedBytes() + wireLength > outboundLimitBytes) {
-                transport.onBestEffortDrop();
-                continue;
+        if (reliable) {
+            final RemoteSubscriber[] targets = reserved;
+            reserved = null;
+            for (final RemoteSubscriber target : targets) {
+                target.connection.send(buf.retainedDuplicate());
             }
-            target.send(buf.retainedDuplicate());
+        } else {
+            for (final RemoteSubscriber target : out.subscribers) {
+                if (target.connection.queuedBytes() + wireLength > outboundLimitBytes || target.reliable && !target.tryReserve(wireLength)) {
+                    transport.onBestEffortDrop();
+                    continue;
+                }
+                target.connection.send(buf.retainedDuplicate());
+            }
         }
         buf.release();
     }
@@ -126,6 +155,16 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         final ByteBuf buf = pending;
         if (buf != null) {
             pending = null;
+            final RemoteSubscriber[] targets = reserved;
+            if (targets != null) {
+                reserved = null;
+                final int wireLength = TcpProtocol.DATA_HEADER + pendingLength;
+                for (final RemoteSubscriber target : targets) {
+                    if (target.reliable) {
+                        target.refund(wireLength);
+                    }
+                }
+            }
             buf.release();
         }
     }
@@ -153,14 +192,15 @@ final class TcpPublication implements TransportPublication, FrameClaim {
 
     /** Waits (bounded) until what this publication committed so far has been written to each peer's socket. */
     private void lingerUntilWritten(final long lingerMs) {
-        final PeerConnection[] targets = out.subscribers;
+        final RemoteSubscriber[] targets = out.subscribers;
         final long[] marks = new long[targets.length];
         for (int i = 0; i < targets.length; i++) {
-            marks[i] = targets[i].enqueuedCount();
+            marks[i] = targets[i].connection.enqueuedCount();
         }
         final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lingerMs);
         for (int i = 0; i < targets.length; i++) {
-            while (!targets[i].isInactive() && targets[i].writtenCount() < marks[i] && System.nanoTime() < deadlineNs) {
+            final PeerConnection connection = targets[i].connection;
+            while (!connection.isInactive() && connection.writtenCount() < marks[i] && System.nanoTime() < deadlineNs) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
             }
         }

@@ -55,7 +55,6 @@ public final class TcpTransport implements Transport {
     private static final String TLS_HANDLER = "rdma-bus-tcp-tls";
     /** Whether the "no bus secret" warning was logged in this process (once at WARN, then at DEBUG). */
     private static final AtomicBoolean NO_SECRET_WARNED = new AtomicBoolean();
-    private static final PeerConnection[] NO_PEERS = new PeerConnection[0];
     private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 64 * 1024);
 
     private final TcpTransportConfig config;
@@ -250,7 +249,8 @@ public final class TcpTransport implements Transport {
     }
 
     private io.netty.buffer.ByteBuf subscribeMessage(final TopicDescriptor topic) {
-        return TcpProtocol.subscribe(ByteBufAllocator.DEFAULT, topic.topicId(), topic.delivery() == Delivery.RELIABLE, topic.name());
+        return TcpProtocol.subscribe(ByteBufAllocator.DEFAULT, topic.topicId(), topic.delivery() == Delivery.RELIABLE,
+            config.topicWindowBytes(), topic.name());
     }
 
     void removeSubscription(final TcpSubscription subscription) {
@@ -298,19 +298,19 @@ public final class TcpTransport implements Transport {
         return out;
     }
 
-    void addRemoteSubscriber(final int topicId, final PeerConnection connection) {
+    void addRemoteSubscriber(final int topicId, final RemoteSubscriber subscriber) {
         synchronized (lock) {
-            if (!connection.isInactive()) {
-                outFor(topicId).add(connection);
+            if (!subscriber.connection.isInactive()) {
+                outFor(topicId).add(subscriber);
             }
         }
     }
 
-    void removeRemoteSubscriber(final int topicId, final PeerConnection connection) {
+    void removeRemoteSubscriber(final int topicId, final RemoteSubscriber subscriber) {
         synchronized (lock) {
             final TopicOut out = outs.get(topicId);
             if (out != null) {
-                out.remove(connection);
+                out.remove(subscriber);
             }
         }
     }
@@ -489,12 +489,16 @@ public final class TcpTransport implements Transport {
         return handshakeRejections.get();
     }
 
-    /** @return best-effort frames not queued to a peer because its outbound buffer was full */
+    /**
+     * @return best-effort frames dropped by this node: not queued to a peer whose outbound buffer was full (or whose
+     *     credit for a topic it subscribed reliable was used up), or not kept for a subscription that refused them once its
+     *     topic's queue held a window's worth
+     */
     public long bestEffortDrops() {
         return bestEffortDrops.get();
     }
 
-    /** @return times a connection stopped reading because a subscription's sink pushed back */
+    /** @return times a reliable frame waited in its topic's queue because a subscription's sink pushed back (the connection reads on) */
     public long backPressurePauses() {
         return backPressurePauses.get();
     }
@@ -597,22 +601,23 @@ public final class TcpTransport implements Transport {
 
     /** The remote subscribers of one topic, shared by every local publication of it. */
     static final class TopicOut {
+        private static final RemoteSubscriber[] NONE = new RemoteSubscriber[0];
         /** Copy-on-write; replaced under the transport's lock. */
-        volatile PeerConnection[] subscribers = NO_PEERS;
+        volatile RemoteSubscriber[] subscribers = NONE;
 
-        void add(final PeerConnection connection) {
-            for (final PeerConnection c : subscribers) {
-                if (c == connection) {
+        void add(final RemoteSubscriber subscriber) {
+            for (final RemoteSubscriber s : subscribers) {
+                if (s == subscriber) {
                     return;
                 }
             }
-            final PeerConnection[] grown = Arrays.copyOf(subscribers, subscribers.length + 1);
-            grown[subscribers.length] = connection;
+            final RemoteSubscriber[] grown = Arrays.copyOf(subscribers, subscribers.length + 1);
+            grown[subscribers.length] = subscriber;
             subscribers = grown;
         }
 
-        void remove(final PeerConnection connection) {
-            subscribers = Arrays.stream(subscribers).filter(c -> c != connection).toArray(PeerConnection[]::new);
+        void remove(final RemoteSubscriber subscriber) {
+            subscribers = Arrays.stream(subscribers).filter(s -> s != subscriber).toArray(RemoteSubscriber[]::new);
         }
     }
 

@@ -19,6 +19,9 @@ import io.rdmabus.spi.BusSecret;
  * @param maxFrameBytes         largest frame (bus header included) carried in one piece, for both deliveries
  * @param outboundBufferBytes   per-connection bytes queued for sending before a reliable publication is back-pressured
  *                              (best-effort frames are dropped instead)
+ * @param topicWindowBytes      per reliable topic and peer: bytes a publisher may have sent to this node and not yet seen
+ *                              taken by its subscriptions ({@value #TOPIC_WINDOW_BYTES}); bounds what this node queues for
+ *                              a topic whose subscriber is slow, while other topics go on
  * @param ioThreads             event loop threads (1 or 2; the machine this runs on may have few cores)
  * @param connectTimeoutMs      TCP connect timeout to a seed
  * @param handshakeTimeoutMs    a connection that has not completed the hello exchange by then is closed
@@ -27,7 +30,7 @@ import io.rdmabus.spi.BusSecret;
  * @param tls                   TLS on every connection, or {@link TcpTlsConfig#OFF} ({@value TcpTlsConfig#TLS} and its keys)
  */
 public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMinMs, long reconnectMaxMs, int maxFrameBytes,
-                                 long outboundBufferBytes, int ioThreads, long connectTimeoutMs, long handshakeTimeoutMs, long lingerMs,
+                                 long outboundBufferBytes, int topicWindowBytes, int ioThreads, long connectTimeoutMs, long handshakeTimeoutMs, long lingerMs,
                                  BusSecret secret, TcpTlsConfig tls) {
     /** {@code host:port} to listen on; default {@code 127.0.0.1:0} (loopback, ephemeral port). */
     public static final String BIND = "tcp.bind";
@@ -39,6 +42,8 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
     public static final String MAX_FRAME_BYTES = "tcp.frame.max.bytes";
     /** Bytes queued per connection before back-pressure/drops; default 1 MiB. */
     public static final String OUTBOUND_BUFFER_BYTES = "tcp.outbound.buffer.bytes";
+    /** Bytes, per reliable topic and peer; default the larger of 1 MiB and four frames; at least two frames. */
+    public static final String TOPIC_WINDOW_BYTES = "tcp.topic.window.bytes";
     /** Event loop threads, 1..2; default 1. */
     public static final String IO_THREADS = "tcp.io.threads";
     /** Milliseconds; default 2000. */
@@ -56,7 +61,7 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
 
     /** Every key this transport accepts. */
     public static final List<String> KNOWN_KEYS = List.of(BIND, RECONNECT_MIN_MS, RECONNECT_MAX_MS, MAX_FRAME_BYTES, OUTBOUND_BUFFER_BYTES,
-        IO_THREADS, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS, SECRET, SECRET_FILE, TcpTlsConfig.TLS, TcpTlsConfig.CERT,
+        TOPIC_WINDOW_BYTES, IO_THREADS, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS, SECRET, SECRET_FILE, TcpTlsConfig.TLS, TcpTlsConfig.CERT,
         TcpTlsConfig.KEY, TcpTlsConfig.TRUST);
 
     /** Smallest accepted {@link #MAX_FRAME_BYTES}. */
@@ -77,6 +82,10 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
         if (outboundBufferBytes < 2L * maxFrameBytes) {
             throw new BusConfigurationException(OUTBOUND_BUFFER_BYTES + "=" + outboundBufferBytes + " must hold at least two frames (>= "
                 + 2L * maxFrameBytes + " with " + MAX_FRAME_BYTES + "=" + maxFrameBytes + ")");
+        }
+        if (topicWindowBytes < 2L * (maxFrameBytes + TcpProtocol.DATA_HEADER)) {
+            throw new BusConfigurationException(TOPIC_WINDOW_BYTES + "=" + topicWindowBytes + " must hold at least two frames (>= "
+                + 2L * (maxFrameBytes + TcpProtocol.DATA_HEADER) + " with " + MAX_FRAME_BYTES + "=" + maxFrameBytes + ")");
         }
         if (ioThreads < 1 || ioThreads > 2) {
             throw new BusConfigurationException(IO_THREADS + "=" + ioThreads + ": use 1 or 2");
@@ -107,12 +116,22 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
             throw new BusConfigurationException("Unknown tcp transport properties " + unknown + ": known keys are " + KNOWN_KEYS);
         }
         final InetSocketAddress bind = parseEndpoint(BIND, properties.getOrDefault(BIND, "127.0.0.1:0"));
+        final int maxFrameBytes = (int) number(properties, MAX_FRAME_BYTES, 65536);
         return new TcpTransportConfig(bind.getHostString(), bind.getPort(),
             number(properties, RECONNECT_MIN_MS, 50), number(properties, RECONNECT_MAX_MS, 2000),
-            (int) number(properties, MAX_FRAME_BYTES, 65536), number(properties, OUTBOUND_BUFFER_BYTES, 1024 * 1024),
-            (int) number(properties, IO_THREADS, 1), number(properties, CONNECT_TIMEOUT_MS, 2000),
+            maxFrameBytes, number(properties, OUTBOUND_BUFFER_BYTES, 1024 * 1024),
+            (int) number(properties, TOPIC_WINDOW_BYTES, defaultTopicWindowBytes(maxFrameBytes)), (int) number(properties, IO_THREADS, 1),
+            number(properties, CONNECT_TIMEOUT_MS, 2000),
             number(properties, HANDSHAKE_TIMEOUT_MS, 5000), number(properties, LINGER_MS, 5000), BusSecret.parse(SECRET_PREFIX, properties),
             TcpTlsConfig.from(properties));
+    }
+
+    /**
+     * @param maxFrameBytes the largest frame
+     * @return the default {@link #TOPIC_WINDOW_BYTES}: 1 MiB, or four whole frames if that is more
+     */
+    public static int defaultTopicWindowBytes(final int maxFrameBytes) {
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(1024L * 1024, 4L * (maxFrameBytes + TcpProtocol.DATA_HEADER)));
     }
 
     private static long number(final Map<String, String> properties, final String key, final long defaultValue) {

@@ -193,6 +193,33 @@ class TcpAuthTest {
         assertEquals(0, server.protocolErrors() + server.handshakeRejections() + server.handshakeTimeouts());
     }
 
+    /**
+     * A peer that keeps sending a reliable topic whose subscription pushes back, past the window this node granted
+     * (it ignores its credit), is closed as a protocol error instead of growing the topic's queue without bound.
+     */
+    @Test
+    void aRawPeerThatIgnoresItsCreditIsClosedAsAProtocolError() throws Exception {
+        final TcpTransport server = transport(secret("none"), List.of());
+        final RecordingSink sink = new RecordingSink();
+        sink.refuse = true;
+        server.addSubscription(TOPIC, sink);
+        final long window = server.config().topicWindowBytes();
+        final byte[] frame = data(TOPIC.topicId());
+        final int frames = (int) (2 * window / frame.length) + 2;
+        try (Socket socket = new Socket("127.0.0.1", server.boundAddress().getPort())) {
+            final OutputStream out = socket.getOutputStream();
+            out.write(hello(TcpProtocol.VERSION, server.config().maxFrameBytes(), 0));
+            for (int i = 0; i < frames; i++) {
+                out.write(frame);
+            }
+            out.flush();
+            assertTrue(closedByPeer(socket), "the transport closes the connection of a peer past its credit");
+        }
+        await("protocol error counted").atMost(WAIT).until(() -> server.protocolErrors() == 1);
+        assertTrue(sink.refusals.get() > 0, "the sink was offered a frame and refused it");
+        assertTrue(sink.sequences.isEmpty(), "nothing was delivered");
+    }
+
     @Test
     void garbageAndAHalfHandshakeAreCountedAndClosed() throws Exception {
         final TcpTransport server = transport(merge(secret(SECRET), Map.of(TcpTransportConfig.HANDSHAKE_TIMEOUT_MS, "300")), List.of());
@@ -329,7 +356,8 @@ class TcpAuthTest {
     }
 
     private static byte[] subscribe(final int topicId) {
-        return le(4 + 8).putInt(8).put((byte) TcpProtocol.TYPE_SUBSCRIBE).putInt(topicId).put((byte) 1).putShort((short) 0).array();
+        return le(4 + 12).putInt(12).put((byte) TcpProtocol.TYPE_SUBSCRIBE).putInt(topicId).put((byte) 1).putInt(1 << 20).putShort((short) 0)
+            .array();
     }
 
     private static byte[] auth(final byte[] proof) {
