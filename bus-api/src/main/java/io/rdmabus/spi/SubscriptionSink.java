@@ -49,7 +49,8 @@ public interface SubscriptionSink {
      * <p>The verdict tells the transport whether the frame entered its session's stream: {@link #CONTINUE} (taken:
      * delivered, reassembled, or counted as lost for want of room; the session's sequence moved past it),
      * {@link #DROPPED} (consumed but not taken: a duplicate, a suspect jump, another topic's id, a closed subscription)
-     * or {@link #BACK_PRESSURE} (as for {@link #onFrame}). The default, for sinks outside the bus, is {@link #onFrame}.
+     * or {@link #BACK_PRESSURE} (as for {@link #onFrame}). The default, for sinks outside the bus, is {@link #onFrame},
+     * whose {@link #CONTINUE} a transport then takes as "taken".
      *
      * @param buffer the receive buffer
      * @param offset first byte of the frame (its header)
