@@ -13,7 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receive side of one subscription, on the transport's receive thread: checks each frame's header, applies the
+ * The receive side of one subscription, on the transport's receive thread: checks each frame's header (unless the
+ * transport did and says so through {@link #onValidatedFrame}), applies the
  * sequence rule per publisher session (docs/wire-format.md), reassembles fragmented messages and hands each whole
  * message to {@link #publish}. A subclass decides where messages go: a ring drained by another agent
  * ({@link SubscriptionChannel}), or a handler that reads the frame in place ({@link InPlaceSubscription}).
@@ -60,6 +61,7 @@ abstract class FrameReceiver implements SubscriptionSink {
     /** A claimed slot that carries no message (its fragments were lost). */
     abstract void skip(long slot);
 
+    /** Validates the header (the transport is not trusted with it here), then takes the frame as {@link #take} does. */
     @Override
     public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
         if (closed) {
@@ -70,10 +72,29 @@ abstract class FrameReceiver implements SubscriptionSink {
             countMalformed(FrameHeader.describe(validity), length);
             return CONTINUE;
         }
+        final int verdict = take(buffer, offset, length);
+        return verdict == DROPPED ? CONTINUE : verdict;
+    }
+
+    /** The transport validated the header (see {@link SubscriptionSink#onValidatedFrame}): takes the frame without doing so again. */
+    @Override
+    public int onValidatedFrame(final DirectBuffer buffer, final int offset, final int length) {
+        if (closed) {
+            return DROPPED;
+        }
+        return take(buffer, offset, length);
+    }
+
+    /**
+     * Applies the topic check and the sequence rule to a frame with a valid header.
+     *
+     * @return {@link #CONTINUE} if the session's stream took it, {@link #DROPPED} if not, {@link #BACK_PRESSURE}
+     */
+    private int take(final DirectBuffer buffer, final int offset, final int length) {
         final int topicId = FrameHeader.topicId(buffer, offset);
         if (topicId != topic.topicId()) {
             countMalformed("topic id " + topicId + " is not " + topic.name() + "'s " + topic.topicId(), length);
-            return CONTINUE;
+            return DROPPED;
         }
         final int sessionId = FrameHeader.sessionId(buffer, offset);
         SessionState session = sessions.get(sessionId);
@@ -92,14 +113,14 @@ abstract class FrameReceiver implements SubscriptionSink {
         } else if (sequence < expected) {
             decideSuspect(session, sessionId, sequence);
             increment(duplicates);
-            return CONTINUE;
+            return DROPPED;
         } else {
             gap = sequence - expected;
             if (gap > 0 && (topic.delivery() == Delivery.RELIABLE || gap > FrameHeader.BEST_EFFORT_GAP_BOUND)) {
                 // a jump the session's next frame must confirm: dropped for now, the expectation stays
                 decideSuspect(session, sessionId, sequence);
                 session.suspectSequence = sequence;
-                return CONTINUE;
+                return DROPPED;
             }
         }
         final int flags = FrameHeader.flags(buffer, offset);

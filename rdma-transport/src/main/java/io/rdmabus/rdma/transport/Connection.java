@@ -7,7 +7,6 @@ import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.RecvRequest;
 import io.rdmabus.rdma.verbs.SendRequest;
 
-import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -96,6 +95,8 @@ final class Connection {
     final SendRequest ctrlRequest = new SendRequest();
     final int[] heldSlot;
     final int[] heldLength;
+    /** Per held frame: whether its bus frame header passed {@code FrameHeader.validate} when it arrived (see {@link Poller}). */
+    final boolean[] heldValid;
     /**
      * Set when the poller took the connection over from the cm agent (after the peer was verified). Until then what the
      * peer sends is kept in its receive slots ({@link #earlySlot}), not acted on: a connector checks the acceptor's
@@ -108,6 +109,8 @@ final class Connection {
     int heldHead;
     int heldSize;
     int headSinkIndex;
+    /** Whether a sink before {@link #headSinkIndex} took the head held frame into its stream ({@code SubscriptionSink.CONTINUE}). */
+    boolean headTaken;
     int creditsToReturn;
     boolean initSent;
     /** Send completions (data and control, any status) polled for this connection: the stall watchdog's progress mark. */
@@ -119,7 +122,8 @@ final class Connection {
     /** {@link #postedSends()} at the poller's previous quiet check (tail release, see ControlSender). */
     long postedAtLastQuiet = -1;
     final boolean[] ctrlBusy = new boolean[RdmaTransportConfig.CONTROL_SLOTS];
-    final ArrayDeque<long[]> pendingControl = new ArrayDeque<>();
+    /** Control messages waiting for a free control slot, encoded (see {@link ControlSender}). */
+    final ControlQueue pendingControl = new ControlQueue();
     /**
      * Subscriber side: per (topic id &lt;&lt; 32 | session id) of a RELIABLE topic, the sequence after the last frame from
      * this peer that every local sink took. Kept by peer node id when the connection fails, for RESUME.
@@ -146,6 +150,7 @@ final class Connection {
         this.recvView = new UnsafeBuffer(recvMr.address(), (int) recvMr.sizeBytes());
         this.ctrlView = new UnsafeBuffer(ctrlMr.address(), (int) ctrlMr.sizeBytes());
         this.heldSlot = new int[recvSlots];
+        this.heldValid = new boolean[recvSlots];
         this.heldLength = new int[recvSlots];
         this.earlySlot = new int[recvSlots];
         this.earlyLength = new int[recvSlots];

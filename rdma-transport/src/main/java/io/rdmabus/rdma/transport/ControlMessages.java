@@ -1,11 +1,10 @@
 package io.rdmabus.rdma.transport;
 
-import java.nio.ByteOrder;
-
 import org.agrona.DirectBuffer;
 
 /**
- * Pure validation of one received RC message (the {@link Wire} envelope and, for control messages, its arguments),
+ * Pure validation of one received RC message (the {@link Wire} envelope and, for control messages, its arguments, read
+ * through a {@link ControlFlyweight}),
  * so the poller can drop and count malformed input instead of acting on it, and so the parser can be fuzzed on a
  * host without verbs. Stateless and allocation-free; never throws for any {@code [offset, offset + length)} inside
  * the buffer.
@@ -19,6 +18,9 @@ import org.agrona.DirectBuffer;
  * long with a non-zero topic id, reserved bytes 12..15 zero and a next sequence &gt;= 0; RESUME_FAILED is exactly
  * {@link Wire#RESUME_FAILED_BYTES} long with a non-zero topic id, retention frames &gt;= 1, next sequence &gt;= 0 and
  * oldest sequence &gt;= -1.
+ *
+ * <p>A DATA message's bus frame (after the envelope) is not looked at here: the poller validates its header once, when
+ * it arrives (see {@link Poller}).
  */
 final class ControlMessages {
     /** Too short for the envelope (or, for control messages, for {@link Wire#CONTROL_MESSAGE_BYTES}). */
@@ -40,6 +42,9 @@ final class ControlMessages {
     }
 
     /**
+     * Classifies the message at {@code [offset, offset + length)} of {@code buffer} through a flyweight of its own (for
+     * tests and tools; the poller wraps its own {@link ControlFlyweight} and calls {@link #classify(ControlFlyweight, int, int, int)}).
+     *
      * @param buffer        the receive buffer
      * @param offset        start of the message
      * @param length        bytes received (the work completion's byte length)
@@ -48,13 +53,23 @@ final class ControlMessages {
      * @return the message type ({@link Wire#DATA} .. {@link Wire#RESUME_FAILED}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
+        return classify(new ControlFlyweight().wrap(buffer, offset), length, maxFrameBytes, maxCredits);
+    }
+
+    /**
+     * @param msg           the received message, wrapped at its start
+     * @param length        bytes received (the work completion's byte length)
+     * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
+     * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#RESUME_FAILED}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
+     */
+    static int classify(final ControlFlyweight msg, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
             return ERR_TRUNCATED;
         }
-        final int type = buffer.getInt(offset + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
-        final int arg = buffer.getInt(offset + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        final int type = msg.type();
         if (type == Wire.DATA) {
-            if (arg == 0) {
+            if (msg.topicId() == 0) {
                 return ERR_TOPIC;
             }
             return length - Wire.ENVELOPE_BYTES > maxFrameBytes ? ERR_TOO_LONG : Wire.DATA;
@@ -63,7 +78,7 @@ final class ControlMessages {
             return length < Wire.CONTROL_MESSAGE_BYTES ? ERR_TRUNCATED : length > Wire.CONTROL_MESSAGE_BYTES ? ERR_TOO_LONG : Wire.UD_INFO;
         }
         if (type == Wire.RESUME || type == Wire.RESUME_FAILED) {
-            return classifyResume(buffer, offset, length, type, arg);
+            return classifyResume(msg, length, type);
         }
         if (type < Wire.INIT || type > Wire.AUTH) {
             return ERR_TYPE;
@@ -77,19 +92,20 @@ final class ControlMessages {
         }
         return switch (type) {
             case Wire.INIT -> {
-                if (arg < 1 || arg > maxCredits) {
+                final int credits = msg.credits();
+                if (credits < 1 || credits > maxCredits) {
                     yield ERR_CREDITS;
                 }
-                yield buffer.getInt(offset + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN) < maxFrameBytes ? ERR_PEER_FRAME : Wire.INIT;
+                yield msg.peerMaxFrame() < maxFrameBytes ? ERR_PEER_FRAME : Wire.INIT;
             }
-            case Wire.CREDIT -> arg < 0 || arg > maxCredits ? ERR_CREDITS : Wire.CREDIT;
-            case Wire.SUB, Wire.UNSUB -> arg == 0 ? ERR_TOPIC : type;
+            case Wire.CREDIT -> msg.credits() < 0 || msg.credits() > maxCredits ? ERR_CREDITS : Wire.CREDIT;
+            case Wire.SUB, Wire.UNSUB -> msg.topicId() == 0 ? ERR_TOPIC : type;
             case Wire.AUTH -> Wire.AUTH;
             default -> Wire.BYE;
         };
     }
 
-    private static int classifyResume(final DirectBuffer buffer, final int offset, final int length, final int type, final int arg) {
+    private static int classifyResume(final ControlFlyweight msg, final int length, final int type) {
         final int expectedLength = type == Wire.RESUME ? Wire.RESUME_BYTES : Wire.RESUME_FAILED_BYTES;
         if (length < expectedLength) {
             return ERR_TRUNCATED;
@@ -97,18 +113,16 @@ final class ControlMessages {
         if (length > expectedLength) {
             return ERR_TOO_LONG;
         }
-        if (arg == 0) {
+        if (msg.topicId() == 0) {
             return ERR_TOPIC;
         }
-        final int arg3 = buffer.getInt(offset + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN);
-        final long next = buffer.getLong(offset + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN);
-        if (next < 0) {
+        if (msg.nextSequence() < 0) {
             return ERR_SEQUENCE;
         }
         if (type == Wire.RESUME) {
-            return arg3 != 0 ? ERR_SEQUENCE : Wire.RESUME;
+            return msg.reserved() != 0 ? ERR_SEQUENCE : Wire.RESUME;
         }
-        return arg3 < 1 || buffer.getLong(offset + Wire.OLDEST_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN) < -1 ? ERR_SEQUENCE : Wire.RESUME_FAILED;
+        return msg.retentionFrames() < 1 || msg.oldestSequence() < -1 ? ERR_SEQUENCE : Wire.RESUME_FAILED;
     }
 
     /**

@@ -2,12 +2,12 @@ package io.rdmabus.rdma.transport;
 
 import io.rdmabus.TransportException;
 
-import java.nio.ByteOrder;
 import java.util.function.BiConsumer;
 
 /**
  * The control messages of the RC connections: the connector's AUTH, INIT, queued SUB/UNSUB/UD_INFO/RESUME/RESUME_FAILED,
- * batched CREDITs, the keepalive and BYE, each posted signalled from one of a connection's control slots. Part of the
+ * batched CREDITs, the keepalive and BYE, each encoded through a {@link ControlFlyweight} into one of a connection's
+ * control slots (queued ones were encoded into its {@link ControlQueue}: copied) and posted signalled. Part of the
  * poller: only its thread calls it.
  */
 final class ControlSender {
@@ -15,6 +15,8 @@ final class ControlSender {
     private final RdmaTransportConfig config;
     /** The poller's "tear this connection down" (with an error to report, or null). */
     private final BiConsumer<Connection, Throwable> fail;
+    /** Encodes the message into the control slot being posted. */
+    private final ControlFlyweight tx = new ControlFlyweight();
     /** Diagnostics, read racily through the transport's pollerStats(): control sends posted, CREDITs among them. */
     long controlSends;
     long creditSends;
@@ -31,7 +33,7 @@ final class ControlSender {
      *
      * @return messages posted
      */
-int flush(final Connection c, final boolean idle, final boolean keepalive) {
+    int flush(final Connection c, final boolean idle, final boolean keepalive) {
         if (c.closed) {
             return 0;
         }
@@ -52,17 +54,14 @@ int flush(final Connection c, final boolean idle, final boolean keepalive) {
             sent++;
         }
         if (!c.initSent) {
-            if (!send(c, Wire.INIT, config.dataCredits(), config.maxFrameBytes())) {
+            if (!sendInit(c)) {
                 return 0;
             }
             c.initSent = true;
             sent++;
         }
-        long[] m;
-        while ((m = c.pendingControl.peek()) != null) {
-            boolean ok = m[0] == Wire.RESUME || m[0] == Wire.RESUME_FAILED ? sendResumeMessage(c, m)
-                    : send(c, (int) m[0], (int) m[1], m.length > 2 ? (int) m[2] : 0, m.length > 3 ? (int) m[3] : 0);
-            if (!ok) {
+        while (!c.pendingControl.isEmpty()) {
+            if (!sendQueued(c)) {
                 return sent;
             }
             c.pendingControl.poll();
@@ -79,7 +78,7 @@ int flush(final Connection c, final boolean idle, final boolean keepalive) {
             c.postedAtLastQuiet = posted;
         }
         if (c.creditsToReturn >= threshold || (c.creditsToReturn > 0 && idle) || tail) {
-            if (send(c, Wire.CREDIT, c.creditsToReturn, 0)) {
+            if (sendCredit(c, c.creditsToReturn)) {
                 creditSends++;
                 c.creditsToReturn = 0;
                 sent++;
@@ -88,7 +87,7 @@ int flush(final Connection c, final boolean idle, final boolean keepalive) {
             // nothing in flight: a peer gone without a word (link down, host lost, its QP failed while its DREQ could
             // not get through) would never be noticed, and a publisher out of its credits would wait forever; a
             // signalled CREDIT (of what is owed, maybe 0) fails with RETRY_EXC_ERR after the RC retries if nobody answers
-            if (send(c, Wire.CREDIT, c.creditsToReturn, 0)) {
+            if (sendCredit(c, c.creditsToReturn)) {
                 ctx.counters.increment(RdmaCounter.KEEPALIVE_SENDS);
                 c.creditsToReturn = 0;
                 sent++;
@@ -97,22 +96,16 @@ int flush(final Connection c, final boolean idle, final boolean keepalive) {
         return sent;
     }
 
-    /** RESUME (24 bytes) or RESUME_FAILED (32 bytes) from a pending entry {type, topic, session, arg3, next[, oldest]}. */
-    private boolean sendResumeMessage(final Connection c, final long[] m) {
+    /** Copies the head of {@code c}'s queue (encoded when it was queued) into a free control slot and posts it. */
+    private boolean sendQueued(final Connection c) {
         int slot = c.freeControlSlot();
         if (slot < 0) {
             return false;
         }
-        int base = slot * Wire.CONTROL_BYTES;
-        c.ctrlView.putInt(base + Wire.TYPE_OFFSET, (int) m[0], ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG_OFFSET, (int) m[1], ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG2_OFFSET, (int) m[2], ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG3_OFFSET, (int) m[3], ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putLong(base + Wire.NEXT_SEQUENCE_OFFSET, m[4], ByteOrder.LITTLE_ENDIAN);
-        if (m[0] == Wire.RESUME_FAILED) {
-            c.ctrlView.putLong(base + Wire.OLDEST_SEQUENCE_OFFSET, m[5], ByteOrder.LITTLE_ENDIAN);
-        }
-        return postControl(c, slot, m[0] == Wire.RESUME ? Wire.RESUME_BYTES : Wire.RESUME_FAILED_BYTES);
+        ControlQueue q = c.pendingControl;
+        int length = q.headLength();
+        c.ctrlView.putBytes(slot * Wire.CONTROL_BYTES, q.buffer(), q.headOffset(), length);
+        return postControl(c, slot, length);
     }
 
     private boolean sendAuth(final Connection c) {
@@ -120,28 +113,33 @@ int flush(final Connection c, final boolean idle, final boolean keepalive) {
         if (slot < 0) {
             return false;
         }
-        int base = slot * Wire.CONTROL_BYTES;
-        c.ctrlView.putInt(base + Wire.TYPE_OFFSET, Wire.AUTH, ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG_OFFSET, 0, ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putBytes(base + Wire.ENVELOPE_BYTES, c.proofToSend);
-        return postControl(c, slot, Wire.AUTH_BYTES);
+        return postControl(c, slot, tx.wrap(c.ctrlView, slot * Wire.CONTROL_BYTES).encodeAuth(c.proofToSend));
     }
 
-    boolean send(final Connection c, final int type, final int arg, final int arg2) {
-        return send(c, type, arg, arg2, 0);
-    }
-
-    private boolean send(final Connection c, final int type, final int arg, final int arg2, final int arg3) {
+    /** Sends CREDIT returning {@code credits} now. @return false if no control slot was free or the post failed */
+    private boolean sendCredit(final Connection c, final int credits) {
         int slot = c.freeControlSlot();
         if (slot < 0) {
             return false;
         }
-        int base = slot * Wire.CONTROL_BYTES;
-        c.ctrlView.putInt(base + Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG2_OFFSET, arg2, ByteOrder.LITTLE_ENDIAN);
-        c.ctrlView.putInt(base + Wire.ARG3_OFFSET, arg3, ByteOrder.LITTLE_ENDIAN);
-        return postControl(c, slot, Wire.CONTROL_MESSAGE_BYTES);
+        return postControl(c, slot, tx.wrap(c.ctrlView, slot * Wire.CONTROL_BYTES).encodeCredit(credits));
+    }
+
+    private boolean sendInit(final Connection c) {
+        int slot = c.freeControlSlot();
+        if (slot < 0) {
+            return false;
+        }
+        return postControl(c, slot, tx.wrap(c.ctrlView, slot * Wire.CONTROL_BYTES).encodeInit(config.dataCredits(), config.maxFrameBytes()));
+    }
+
+    /** Sends BYE now (the transport closes). @return false if no control slot was free or the post failed */
+    boolean sendBye(final Connection c) {
+        int slot = c.freeControlSlot();
+        if (slot < 0) {
+            return false;
+        }
+        return postControl(c, slot, tx.wrap(c.ctrlView, slot * Wire.CONTROL_BYTES).encodeBye());
     }
 
     private boolean postControl(final Connection c, final int slot, final int lengthBytes) {

@@ -2,11 +2,11 @@ package io.rdmabus.rdma.transport;
 
 import io.rdmabus.Delivery;
 import io.rdmabus.TransportException;
+import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
 import io.rdmabus.spi.SubscriptionSink;
 
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -49,6 +49,8 @@ class Poller implements Agent {
     private final ControlSender control;
     private final ReliableResume resume;
     private final LivenessDuty liveness;
+    /** Reads the received RC message being handled (a control message, or a DATA envelope). */
+    private final ControlFlyweight rx = new ControlFlyweight();
     /** The poller's thread, set at its start (volatile: other threads ask whether they run on it). */
     private volatile Thread thread;
     long dutyCycles;
@@ -228,15 +230,14 @@ class Poller implements Agent {
             c.earlyCount++;
             return;
         }
-        int base = slot * c.slotBytes;
-        int type = c.recvView.getInt(base + Wire.TYPE_OFFSET, ByteOrder.LITTLE_ENDIAN);
-        int arg = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+        ControlFlyweight msg = rx.wrap(c.recvView, slot * c.slotBytes);
+        int type = msg.type();
         if (c.expectedProof != null) {
             // not authenticated yet: the only message accepted is the connector's AUTH (or its BYE)
-            verifyAuth(c, slot, type, length);
+            verifyAuth(c, slot, msg, length);
             return;
         }
-        int kind = ControlMessages.classify(c.recvView, base, length, config.maxFrameBytes(), RdmaTransportConfig.MAX_DATA_CREDITS);
+        int kind = ControlMessages.classify(msg, length, config.maxFrameBytes(), RdmaTransportConfig.MAX_DATA_CREDITS);
         if (kind < 0 && kind != ControlMessages.ERR_PEER_FRAME) {
             // bounds-checked before anything acts on it: a malformed message is counted, reported and dropped
             repost(c, slot);
@@ -250,55 +251,67 @@ class Poller implements Agent {
             int tail = (c.heldHead + c.heldSize) % c.recvSlots;
             c.heldSlot[tail] = slot;
             c.heldLength[tail] = length;
+            c.heldValid[tail] = validFrame(msg, length - Wire.ENVELOPE_BYTES);
             c.heldSize++;
             return;
         }
-        onControlMessage(c, slot, base, type, arg);
+        onControlMessage(c, slot, msg);
+    }
+
+    /**
+     * The one validation of a received bus frame's header ({@link FrameHeader#validate}), here where its bytes first
+     * arrive, against the largest frame this transport announced for its topic's delivery (what the bus's sink checks
+     * against): a valid frame goes to the sinks through {@link SubscriptionSink#onValidatedFrame}, which does not
+     * validate again; an invalid one through {@link SubscriptionSink#onFrame}, where the bus validates it itself, counts
+     * it as malformed and drops it. A frame for a topic without a local subscription is not looked at.
+     */
+    private boolean validFrame(final ControlFlyweight data, final int frameLength) {
+        RdmaSubscription[] subs = local.get(data.topicId());
+        return subs != null && subs.length > 0
+                && FrameHeader.validate(data.buffer(), data.frameOffset(), frameLength, subs[0].maxFrameLength) == FrameHeader.VALID;
     }
 
     /** Acts on one well-formed control message (classify checked its length and fields), then reposts its slot. */
-    private void onControlMessage(final Connection c, final int slot, final int base, final int type, final int arg) {
-        switch (type) {
+    private void onControlMessage(final Connection c, final int slot, final ControlFlyweight msg) {
+        switch (msg.type()) {
             case Wire.INIT -> {
-                int peerFrame = c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN);
+                int peerFrame = msg.peerMaxFrame();
                 if (peerFrame < config.maxFrameBytes()) {
                     repost(c, slot);
                     fail(c, new TransportException(c + ": the peer's " + RdmaTransportConfig.FRAME_BYTES + " is " + peerFrame
                             + ", smaller than ours (" + config.maxFrameBytes() + "): use the same value on every node"));
                     return;
                 }
-                c.credits.addAndGet(arg);
+                c.credits.addAndGet(msg.credits());
                 c.ready = true;
             }
-            case Wire.CREDIT -> c.credits.addAndGet(arg);
+            case Wire.CREDIT -> c.credits.addAndGet(msg.credits());
             case Wire.SUB -> {
-                if (resume.replayPending(c, arg)) {
-                    c.deferredSubs.add(arg); // new frames only after the replay (stepReplay adds the route)
+                int topicId = msg.topicId();
+                if (resume.replayPending(c, topicId)) {
+                    c.deferredSubs.add(topicId); // new frames only after the replay (stepReplay adds the route)
                 } else {
-                    ctx.publications.route(arg).add(c);
+                    ctx.publications.route(topicId).add(c);
                 }
             }
             case Wire.UNSUB -> {
-                c.deferredSubs.remove(arg);
-                if (resume.replayPending(c, arg)) {
-                    c.unsubscribedDuringReplay.add(arg);
+                int topicId = msg.topicId();
+                c.deferredSubs.remove(topicId);
+                if (resume.replayPending(c, topicId)) {
+                    c.unsubscribedDuringReplay.add(topicId);
                 }
-                ctx.publications.route(arg).remove(c);
+                ctx.publications.route(topicId).remove(c);
             }
-            case Wire.RESUME -> resume.onResume(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
-                    c.recvView.getLong(base + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN));
-            case Wire.RESUME_FAILED -> resume.onResumeFailed(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
-                    c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN),
-                    c.recvView.getLong(base + Wire.NEXT_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN),
-                    c.recvView.getLong(base + Wire.OLDEST_SEQUENCE_OFFSET, ByteOrder.LITTLE_ENDIAN));
+            case Wire.RESUME -> resume.onResume(c, msg.topicId(), msg.sessionId(), msg.nextSequence());
+            case Wire.RESUME_FAILED -> resume.onResumeFailed(c, msg.topicId(), msg.sessionId(), msg.retentionFrames(), msg.nextSequence(),
+                    msg.oldestSequence());
             case Wire.BYE -> {
                 fail(c, null);
                 return;
             }
             case Wire.UD_INFO -> {
                 if (ud != null) { // classify checked the length
-                    ud.onPeerInfo(c, arg, c.recvView.getInt(base + Wire.ARG2_OFFSET, ByteOrder.LITTLE_ENDIAN),
-                            c.recvView.getInt(base + Wire.ARG3_OFFSET, ByteOrder.LITTLE_ENDIAN)); // UD path
+                    ud.onPeerInfo(c, msg.udQpn(), msg.udIpv4(), msg.udQkey()); // UD path
                 }
             }
             case Wire.AUTH -> {
@@ -316,8 +329,8 @@ class Poller implements Agent {
         repost(c, slot);
     }
 
-    private void verifyAuth(final Connection c, final int slot, final int type, final int length) {
-        int base = slot * c.slotBytes;
+    private void verifyAuth(final Connection c, final int slot, final ControlFlyweight msg, final int length) {
+        int type = msg.type();
         if (type == Wire.BYE) {
             fail(c, null);
             return;
@@ -325,7 +338,7 @@ class Poller implements Agent {
         boolean ok = false;
         if (type == Wire.AUTH && length >= Wire.AUTH_BYTES) {
             byte[] got = new byte[PeerAuth.PROOF_BYTES];
-            c.recvView.getBytes(base + Wire.ENVELOPE_BYTES, got);
+            msg.getProof(got);
             ok = PeerAuth.matches(c.expectedProof, got);
         }
         repost(c, slot);
@@ -349,14 +362,21 @@ class Poller implements Agent {
         }
     }
 
-    /** Offers held frames in order; stops at the first one the bus back-pressures. */
+    /**
+     * Offers held frames in order; stops at the first one the bus back-pressures. A RELIABLE frame that a sink took into
+     * its stream ({@link SubscriptionSink#CONTINUE} from {@code onValidatedFrame}) moves where the stream resumes after a
+     * reconnect; one every sink dropped ({@link SubscriptionSink#DROPPED}: a duplicate, a suspect jump, another topic's
+     * id) or that failed validation moves nothing.
+     */
     private int deliverHeld(final Connection c) {
         int delivered = 0;
         while (c.heldSize > 0 && !c.closed) {
             int slot = c.heldSlot[c.heldHead];
-            int length = c.heldLength[c.heldHead];
-            int base = slot * c.slotBytes;
-            int topicId = c.recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            int frameLength = c.heldLength[c.heldHead] - Wire.ENVELOPE_BYTES;
+            boolean valid = c.heldValid[c.heldHead];
+            ControlFlyweight data = rx.wrap(c.recvView, slot * c.slotBytes);
+            int topicId = data.topicId();
+            int frame = data.frameOffset();
             RdmaSubscription[] subs = local.get(topicId);
             if (subs != null) {
                 for (int k = c.headSinkIndex; k < subs.length; k++) {
@@ -364,17 +384,19 @@ class Poller implements Agent {
                     if (s.closed) {
                         continue;
                     }
-                    int r = s.sink.onFrame(c.recvView, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES);
+                    int r = valid ? s.sink.onValidatedFrame(c.recvView, frame, frameLength) : s.sink.onFrame(c.recvView, frame, frameLength);
                     if (r == SubscriptionSink.BACK_PRESSURE) {
                         c.headSinkIndex = k;
                         return delivered;
                     }
+                    c.headTaken |= valid && r == SubscriptionSink.CONTINUE;
                 }
-                if (subs.length > 0 && subs[0].topic.delivery() == Delivery.RELIABLE) {
-                    resume.recordConsumed(c, topicId, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES);
+                if (c.headTaken && subs.length > 0 && subs[0].topic.delivery() == Delivery.RELIABLE) {
+                    resume.recordConsumed(c, topicId, frame);
                 }
             }
             c.headSinkIndex = 0;
+            c.headTaken = false;
             c.heldHead = (c.heldHead + 1) % c.recvSlots;
             c.heldSize--;
             c.creditsToReturn++;
@@ -390,7 +412,7 @@ class Poller implements Agent {
         if (cur == null) {
             local.put(topicId, new RdmaSubscription[] {sub});
             for (Connection c : active) {
-                c.pendingControl.add(new long[] {Wire.SUB, topicId});
+                c.pendingControl.sub(topicId);
             }
         } else {
             RdmaSubscription[] next = Arrays.copyOf(cur, cur.length + 1);
@@ -405,7 +427,7 @@ class Poller implements Agent {
         }
         active.add(c);
         if (ud != null) {
-            c.pendingControl.add(new long[] {Wire.UD_INFO, ud.qpn, ud.ipv4, ud.qkey}); // UD path: before any SUB
+            c.pendingControl.udInfo(ud.qpn, ud.ipv4, ud.qkey); // UD path: before any SUB
         }
         long resumesBefore = ctx.counters.get(RdmaCounter.RESUME_REQUESTS);
         resume.requestResume(c); // RESUME before the SUB of its topic: the publisher replays before it routes new frames
@@ -428,7 +450,7 @@ class Poller implements Agent {
             return;
         }
         for (int topicId : local.keySet()) {
-            c.pendingControl.add(new long[] {Wire.SUB, topicId});
+            c.pendingControl.sub(topicId);
         }
         control.flush(c, true, false);
     }
@@ -448,7 +470,7 @@ class Poller implements Agent {
         if (keep.isEmpty()) {
             local.remove(topicId);
             for (Connection c : active) {
-                c.pendingControl.add(new long[] {Wire.UNSUB, topicId});
+                c.pendingControl.unsub(topicId);
             }
             resume.forgetTopic(topicId, active); // a later subscription starts afresh, it does not resume this one
         } else {
@@ -483,7 +505,7 @@ class Poller implements Agent {
     /** The transport closes: a BYE to every peer, so it tears down at once. */
     void sayGoodbye() {
         for (Connection c : active) {
-            control.send(c, Wire.BYE, 0, 0);
+            control.sendBye(c);
         }
     }
 

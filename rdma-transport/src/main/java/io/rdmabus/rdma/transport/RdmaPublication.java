@@ -9,10 +9,10 @@ import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.TransportPublication;
 import io.rdmabus.spi.TransportStatus;
 
-import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -40,7 +40,14 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
 
     final int poolIndex;
-    private final RdmaTransport transport;
+    /** The transport's shared state: whether it closes, and the publication table this publication leaves at close. */
+    private final RdmaContext ctx;
+    /** Where a connection a post failed on goes to be torn down (any thread). */
+    private final PollerProxy poller;
+    /** Whether the poller still runs (close lingers for completions only while it does). */
+    private final BooleanSupplier pollerRunning;
+    /** Writes the DATA envelope in front of each frame (publisher thread). */
+    private final ControlFlyweight envelope = new ControlFlyweight();
     private final TopicDescriptor topic;
     private final TopicRoute route;
     private final boolean reliable;
@@ -80,9 +87,12 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     /** Diagnostics (publisher thread): claims refused while a reconnected subscriber was being replayed. */
     long replayWaits;
 
-    RdmaPublication(final RdmaTransport transport, final int poolIndex, final TopicDescriptor topic, final TopicRoute route,
-                    final MemoryRegion mr, final int maxFrame, final int slotBytes, final int slots) {
-        this.transport = transport;
+    RdmaPublication(final RdmaContext ctx, final PollerProxy poller, final BooleanSupplier pollerRunning, final int poolIndex,
+                    final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr, final int maxFrame, final int slotBytes,
+                    final int slots) {
+        this.ctx = ctx;
+        this.poller = poller;
+        this.pollerRunning = pollerRunning;
         this.poolIndex = poolIndex;
         this.topic = topic;
         this.route = route;
@@ -100,7 +110,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
 
     @Override
     public int tryClaim(final int frameLength) {
-        if (closed || transport.isClosed()) {
+        if (closed || ctx.transportClosed()) {
             return TransportStatus.CLOSED;
         }
         if (frameLength > maxFrame || frameLength < 0) {
@@ -193,8 +203,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         claimed = false;
         final int slot = cursor;
         final int base = slot * slotBytes;
-        view.putInt(base + Wire.TYPE_OFFSET, Wire.DATA, ByteOrder.LITTLE_ENDIAN);
-        view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
+        envelope.wrap(view, base).data(topic.topicId());
         if (reliable && claimLength >= FrameHeader.LENGTH) {
             final int frame = base + Wire.ENVELOPE_BYTES;
             slotSequence[slot] = FrameHeader.sequence(view, frame);
@@ -214,7 +223,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             targets[i] = null;
             if (!post(c, slot, base, claimLength, request)) {
                 refs.decrementAndGet(slot);
-                transport.connectionBroken(c);
+                if (!ctx.transportClosed()) {
+                    poller.fail(c); // the poller tears it down
+                }
             }
         }
         gate.leave();
@@ -377,10 +388,10 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         }
         // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered.
         final long deadline = System.nanoTime() + LINGER_NS;
-        while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && transport.pollerRunning()) {
+        while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && pollerRunning.getAsBoolean()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
-        transport.removePublication(this);
+        ctx.publications.remove(this);
         if (!gate.awaitOpen(deadline, this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes())) {
             return;
         }

@@ -280,14 +280,15 @@ public final class RdmaTransport implements Transport {
         int slots = topic.delivery() == Delivery.RELIABLE ? config.retentionFrames() : config.sendBuffers();
         return publications.add(index -> {
             MemoryRegion mr = rdma.device.pd.registerMemory((long) config.slotBytes() * slots, Access.NONE);
-            return new RdmaPublication(this, index, topic, route(topic.topicId()), mr, maxFrame, config.slotBytes(), slots);
+            return new RdmaPublication(rdma, pollerProxy, this::pollerRunning, index, topic, route(topic.topicId()), mr, maxFrame,
+                    config.slotBytes(), slots);
         });
     }
 
     @Override
     public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
         checkRunning();
-        RdmaSubscription sub = new RdmaSubscription(this, topic, sink);
+        RdmaSubscription sub = new RdmaSubscription(topic, sink, capabilities().maxFrameLength(topic.delivery()), this::removeSubscription);
         UdEndpoint ud = rdma.ud;
         if (ud != null && topic.delivery() == Delivery.BEST_EFFORT) {
             ud.subscribe(topic); // UD path: multicast mode joins the topic's group before publishers hear of us
@@ -322,11 +323,7 @@ public final class RdmaTransport implements Transport {
         return pollerRunner != null && !pollerRunner.isClosed();
     }
 
-    void removePublication(final RdmaPublication pub) {
-        publications.remove(pub);
-    }
-
-    void removeSubscription(final RdmaSubscription sub) {
+    private void removeSubscription(final RdmaSubscription sub) {
         if (pollerRunning() && !poller.onPollerThread()) {
             runOnPoller(() -> poller.removeLocal(sub));
         } else if (pollerRunning()) {
@@ -337,13 +334,6 @@ public final class RdmaTransport implements Transport {
             ud.unsubscribe(sub.topic); // UD path
         }
         subscribedTopics.computeIfPresent(sub.topic.topicId(), (k, n) -> n == 1 ? null : n - 1);
-    }
-
-    /** A publication failed to post on {@code c}: tear it down (any thread). */
-    void connectionBroken(final Connection c) {
-        if (!closed) {
-            pollerProxy.fail(c);
-        }
     }
 
     /** @return the UD endpoint (tests), or null in {@code rdma.ud.mode=rc} or before start */

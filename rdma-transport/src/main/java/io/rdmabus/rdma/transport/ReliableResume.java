@@ -78,11 +78,12 @@ final class ReliableResume {
         }
     }
 
-    /** Subscriber: {@code c}'s sinks all took a RELIABLE frame; remember where its session resumes. No allocation. */
-    void recordConsumed(final Connection c, final int topicId, final int frame, final int frameLength) {
-        if (frameLength < FrameHeader.LENGTH || FrameHeader.validate(c.recvView, frame, frameLength, config.maxFrameBytes()) != FrameHeader.VALID) {
-            return;
-        }
+    /**
+     * Subscriber: a sink took the RELIABLE frame at {@code frame} of {@code c}'s receive buffer into its stream; remember
+     * where its session resumes. The poller calls it only for a frame whose header it validated on arrival and that a
+     * sink then took (not one it dropped as a duplicate or a suspect jump), so the header is read as it is. No allocation.
+     */
+    void recordConsumed(final Connection c, final int topicId, final int frame) {
         c.consumed.put(resumeKey(topicId, FrameHeader.sessionId(c.recvView, frame)), FrameHeader.sequence(c.recvView, frame) + 1);
     }
 
@@ -106,7 +107,7 @@ final class ReliableResume {
                 stale.add(key);
                 continue;
             }
-            c.pendingControl.add(new long[] {Wire.RESUME, topicId, (int) key, 0, it.getLongValue()});
+            c.pendingControl.resume(topicId, (int) key, it.getLongValue());
             ctx.counters.increment(RdmaCounter.RESUME_REQUESTS);
         }
         for (long key : stale) {
@@ -127,7 +128,7 @@ final class ReliableResume {
 
     private void refuseResume(final Connection c, final int topicId, final int session, final long next, final long oldest) {
         ctx.counters.increment(RdmaCounter.RESUMES_REFUSED);
-        c.pendingControl.add(new long[] {Wire.RESUME_FAILED, topicId, session, config.retentionFrames(), next, oldest});
+        c.pendingControl.resumeFailed(topicId, session, config.retentionFrames(), next, oldest);
         control.flush(c, false, false); // before any new frame of the topic reaches the subscriber
     }
 

@@ -1,28 +1,11 @@
 package io.rdmabus.rdma.transport;
 
 /**
- * The transport's 8-byte envelope in front of every RC message (little-endian), and its control messages.
- * The bus frame (its own 32-byte header + payload) follows the envelope of a DATA message untouched.
- *
- * <pre>
- *  0  u8   type     DATA, INIT, CREDIT, SUB, UNSUB, BYE
- *  1  u8   reserved 0
- *  2  u16  reserved 0
- *  4  i32  arg      DATA/SUB/UNSUB: topic id of the publication/subscription; CREDIT: credits granted;
- *                   INIT: initial credits
- *  8  i32  arg2     INIT only: the sender's largest frame in bytes (control messages are 16 bytes long, AUTH 40)
- * 12  i32  reserved
- * </pre>
- *
- * <p>RESUME (24 bytes, subscriber to publisher, before its SUB of the topic on a new connection): arg = topic id,
- * arg2 = the publisher's session id, offset 12 reserved 0, offset 16 i64 = the next sequence the subscriber needs (&gt;= 0).
- * RESUME_FAILED (32 bytes, publisher to subscriber): arg = topic id, arg2 = session id, offset 12 = the publisher's
- * {@code rdma.retention.frames} (&gt;= 1), offset 16 i64 = the requested next sequence (&gt;= 0), offset 24 i64 = the oldest
- * sequence it retains (-1: the session is gone).
- *
- * <p>UD_INFO (the UD path): arg = the sender's UD QP number, arg2 = its IPv4 address (RoCEv2 GID {@code ::ffff:ip}),
- * offset 12 = the Q_Key its QP accepts. A UD datagram carries the same 8-byte envelope (DATA, topic id) in front of the
- * bus frame.
+ * The transport's RC messages: their type codes, lengths and field offsets. An 8-byte envelope (type, then one
+ * argument: the topic id of DATA) is in front of every RC message and every UD datagram; the bus frame (its own 32-byte
+ * header + payload) follows the envelope of a DATA message untouched. {@link ControlFlyweight} is the one class that
+ * reads and writes RC messages through these offsets and documents each message's fields; {@link ControlMessages}
+ * classifies a received one. (The UD path still reads and writes its datagrams' envelope with these constants.)
  */
 final class Wire {
     static final int ENVELOPE_BYTES = 8;

@@ -1,0 +1,134 @@
+package io.rdmabus.rdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The RC message flyweight and the pending-control queue on a host: every message this node encodes is one the receive
+ * side's classifier accepts, at the length the flyweight reports, with its fields read back through the same flyweight
+ * at any offset; the bytes are the layout {@link Wire} documents; the queue keeps its messages in order across
+ * wrap-around and growth.
+ */
+class ControlFlyweightTest {
+    private static final int MAX_FRAME = 16384;
+    private static final int MAX_CREDITS = 112;
+
+    private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+    private final ControlFlyweight msg = new ControlFlyweight();
+
+    private int classify(final int offset, final int length) {
+        return ControlMessages.classify(new ControlFlyweight().wrap(buffer, offset), length, MAX_FRAME, MAX_CREDITS);
+    }
+
+    @Test
+    void everyEncodedMessageClassifiesAsItsTypeAndReadsBack() {
+        for (int at : new int[] {0, 8, 100}) {
+            assertEquals(Wire.INIT, classify(at, msg.wrap(buffer, at).encodeInit(MAX_CREDITS, MAX_FRAME)));
+            assertEquals(List.of(MAX_CREDITS, MAX_FRAME), List.of(msg.credits(), msg.peerMaxFrame()));
+            assertEquals(Wire.CREDIT, classify(at, msg.wrap(buffer, at).encodeCredit(0)), "CREDIT 0: the keepalive");
+            assertEquals(0, msg.credits());
+            assertEquals(Wire.SUB, classify(at, msg.wrap(buffer, at).encodeSub(-5)));
+            assertEquals(-5, msg.topicId());
+            assertEquals(Wire.UNSUB, classify(at, msg.wrap(buffer, at).encodeUnsub(77)));
+            assertEquals(77, msg.topicId());
+            assertEquals(Wire.BYE, classify(at, msg.wrap(buffer, at).encodeBye()));
+            assertEquals(Wire.UD_INFO, classify(at, msg.wrap(buffer, at).encodeUdInfo(0x1234, 0x0A4D000B, 0x11)));
+            assertEquals(List.of(0x1234, 0x0A4D000B, 0x11), List.of(msg.udQpn(), msg.udIpv4(), msg.udQkey()));
+            byte[] proof = new byte[PeerAuth.PROOF_BYTES];
+            for (int i = 0; i < proof.length; i++) {
+                proof[i] = (byte) (i * 7 + at);
+            }
+            assertEquals(Wire.AUTH, classify(at, msg.wrap(buffer, at).encodeAuth(proof)));
+            byte[] got = new byte[PeerAuth.PROOF_BYTES];
+            msg.getProof(got);
+            assertArrayEquals(proof, got);
+            assertEquals(Wire.RESUME, classify(at, msg.wrap(buffer, at).encodeResume(9, -3, 1L << 40)));
+            assertEquals(List.of(9L, -3L, 1L << 40, 0L), List.of((long) msg.topicId(), (long) msg.sessionId(), msg.nextSequence(),
+                (long) msg.reserved()));
+            assertEquals(Wire.RESUME_FAILED, classify(at, msg.wrap(buffer, at).encodeResumeFailed(9, 4, 256, 10, -1)));
+            assertEquals(List.of(9L, 4L, 256L, 10L, -1L), List.of((long) msg.topicId(), (long) msg.sessionId(), (long) msg.retentionFrames(),
+                msg.nextSequence(), msg.oldestSequence()));
+            assertEquals(Wire.ENVELOPE_BYTES, msg.wrap(buffer, at).data(42));
+            assertEquals(Wire.DATA, classify(at, Wire.ENVELOPE_BYTES + 32));
+            assertEquals(List.of(42, at + Wire.ENVELOPE_BYTES), List.of(msg.topicId(), msg.frameOffset()));
+        }
+    }
+
+    @Test
+    void theBytesAreTheDocumentedLayout() {
+        buffer.setMemory(0, buffer.capacity(), (byte) 0x5A);
+        int length = msg.wrap(buffer, 0).encodeResumeFailed(0x01020304, 0x0A0B0C0D, 512, 1000, 900);
+        assertEquals(Wire.RESUME_FAILED_BYTES, length);
+        assertEquals(Wire.RESUME_FAILED, buffer.getInt(0, ByteOrder.LITTLE_ENDIAN), "type word, high bytes 0");
+        assertEquals(0x01020304, buffer.getInt(4, ByteOrder.LITTLE_ENDIAN), "topic id at 4");
+        assertEquals(0x0A0B0C0D, buffer.getInt(8, ByteOrder.LITTLE_ENDIAN), "session id at 8");
+        assertEquals(512, buffer.getInt(12, ByteOrder.LITTLE_ENDIAN), "retention frames at 12");
+        assertEquals(1000, buffer.getLong(16, ByteOrder.LITTLE_ENDIAN), "next sequence at 16");
+        assertEquals(900, buffer.getLong(24, ByteOrder.LITTLE_ENDIAN), "oldest sequence at 24");
+        buffer.setMemory(0, buffer.capacity(), (byte) 0x5A);
+        assertEquals(Wire.CONTROL_MESSAGE_BYTES, msg.wrap(buffer, 0).encodeSub(3));
+        assertEquals(List.of(Wire.SUB, 3, 0, 0), List.of(buffer.getInt(0, ByteOrder.LITTLE_ENDIAN), buffer.getInt(4, ByteOrder.LITTLE_ENDIAN),
+            buffer.getInt(8, ByteOrder.LITTLE_ENDIAN), buffer.getInt(12, ByteOrder.LITTLE_ENDIAN)), "SUB: every word written, reserved ones 0");
+    }
+
+    @Test
+    void theQueueKeepsItsMessagesInOrderAcrossWrapAndGrowth() {
+        ControlQueue q = new ControlQueue();
+        List<String> expected = new ArrayList<>();
+        List<String> got = new ArrayList<>();
+        int n = 1; // topic id 0 is malformed
+        for (int round = 0; round < 6; round++) {
+            int add = 3 + round * 7; // past the initial capacity on later rounds, while entries wrap
+            for (int i = 0; i < add; i++, n++) {
+                switch (n % 5) {
+                    case 0 -> q.sub(n);
+                    case 1 -> q.unsub(n);
+                    case 2 -> q.udInfo(n, n + 1, n + 2);
+                    case 3 -> q.resume(n, n + 1, n + 2L);
+                    default -> q.resumeFailed(n, n + 1, n + 2, n + 3L, n - 1L);
+                }
+                expected.add(n % 5 + ":" + n);
+            }
+            for (int i = 0; i < add - 2 && !q.isEmpty(); i++) {
+                got.add(take(q));
+            }
+        }
+        while (!q.isEmpty()) {
+            got.add(take(q));
+        }
+        assertEquals(expected, got);
+        assertEquals(0, q.size());
+    }
+
+    /** Copies the head entry out as the sender does, checks it classifies at its length, and returns "kind:topic". */
+    private String take(final ControlQueue q) {
+        int length = q.headLength();
+        UnsafeBuffer slot = new UnsafeBuffer(new byte[Wire.CONTROL_BYTES]);
+        slot.putBytes(0, q.buffer(), q.headOffset(), length);
+        ControlFlyweight m = new ControlFlyweight().wrap(slot, 0);
+        int type = ControlMessages.classify(m, length, MAX_FRAME, MAX_CREDITS);
+        assertTrue(type > 0, "queued message classifies: " + ControlMessages.describe(type));
+        q.poll();
+        int kind = switch (type) {
+            case Wire.SUB -> 0;
+            case Wire.UNSUB -> 1;
+            case Wire.UD_INFO -> 2;
+            case Wire.RESUME -> 3;
+            default -> 4;
+        };
+        int topic = type == Wire.UD_INFO ? m.udQpn() : m.topicId();
+        if (type == Wire.RESUME_FAILED) {
+            assertEquals(List.of(topic + 1, topic + 2, (long) topic + 3, (long) topic - 1), List.of(m.sessionId(), m.retentionFrames(),
+                m.nextSequence(), m.oldestSequence()));
+        }
+        return kind + ":" + topic;
+    }
+}
