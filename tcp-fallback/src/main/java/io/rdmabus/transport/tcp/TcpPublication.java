@@ -114,6 +114,7 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         for (final PeerConnection target : out.subscribers) {
             if (!reliable && target.queuedBytes() + wireLength > outboundLimitBytes) {
                 transport.onBestEffortDrop();
+                target.onDrop();
                 continue;
             }
             target.send(buf.retainedDuplicate());
