@@ -230,7 +230,7 @@ public final class DefaultBus implements Bus {
             throw ex;
         }
         if (counters != null) {
-            subscription.countersScope = counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name(),
+            subscription.countersScope = counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name() + " (in place)",
                 CountersFile.SUBSCRIPTION_COUNTERS, subscription::sampleCounters);
             if (subscription.isDisposed()) {
                 subscription.countersScope.close(); // disposed by a transport error while the scope was added
