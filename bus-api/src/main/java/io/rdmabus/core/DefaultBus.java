@@ -121,7 +121,7 @@ public final class DefaultBus implements Bus {
                 v[0] = published.get();
                 v[1] = droppedNotConnected.get();
                 v[2] = agentErrors.get();
-                v[3] = channels.size();
+                v[3] = channels.size() + inPlace.size();
                 v[4] = publications.size();
             });
             counters.transportCounters(transport::counters);
