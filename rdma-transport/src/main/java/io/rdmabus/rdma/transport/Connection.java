@@ -62,6 +62,11 @@ final class Connection {
     volatile boolean ready;
     /** Volatile: the poller (fail), the cm agent (destroy) and close() set it; every thread checks it before using the QP. */
     volatile boolean closed;
+    /**
+     * Volatile: the cm agent sets it once the peer's node id, endpoint and reconnect count are known (after the connect
+     * reply or request was checked), so {@code connections()} lists the connection under its real name.
+     */
+    volatile boolean identified;
     /** Volatile: the cm agent (or close()) sets it once the QP and buffers are freed; the cm agent's tables and tests read it. */
     volatile boolean destroyed;
 

@@ -247,6 +247,7 @@ final class ConnectionManager implements Agent {
             c.established = true;
             byNode.put(req.nodeId(), c);
             c.counters.set(RdmaConnectionCounter.RECONNECTS.id(), connectionsByNode.merge(req.nodeId(), 1L, Long::sum) - 1);
+            c.identified = true;
             watched.add(c);
             Connection added = c;
             pollerProxy.addConnection(added);
@@ -328,6 +329,7 @@ final class ConnectionManager implements Agent {
             }
             byNode.put(rep.nodeId(), c);
             c.counters.set(RdmaConnectionCounter.RECONNECTS.id(), connectionsByNode.merge(rep.nodeId(), 1L, Long::sum) - 1);
+            c.identified = true;
             watched.add(c);
             Connection added = c;
             pollerProxy.addConnection(added);

@@ -179,14 +179,16 @@ public final class RdmaTransport implements Transport {
     }
 
     /**
-     * Each live RC connection (established, not failed) with its {@link RdmaConnectionCounter counters}; its id is unique
+     * Each live RC connection (established, its peer identified, not failed) with its {@link RdmaConnectionCounter counters}; its id is unique
      * for this transport's life (a reconnect is a new connection). Walks the connection table (any thread).
      */
     @Override
     public List<io.rdmabus.ConnectionStats> connections() {
         List<io.rdmabus.ConnectionStats> out = new ArrayList<>();
         for (Connection c : connections.live()) {
-            out.add(c.stats());
+            if (c.identified) {
+                out.add(c.stats());
+            }
         }
         return out;
     }
