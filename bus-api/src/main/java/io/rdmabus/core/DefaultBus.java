@@ -121,10 +121,11 @@ public final class DefaultBus implements Bus {
                 v[0] = published.get();
                 v[1] = droppedNotConnected.get();
                 v[2] = agentErrors.get();
-                v[3] = channels.size();
+                v[3] = channels.size() + inPlace.size();
                 v[4] = publications.size();
             });
             counters.transportCounters(transport::counters);
+            counters.transportConnections(transport::connections);
         }
         this.delivery = host.host(deliveryAgent);
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
@@ -220,7 +221,7 @@ public final class DefaultBus implements Bus {
         checkOpen();
         register(topic);
         final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
-        final InPlaceSubscription subscription = new InPlaceSubscription(topic, maxFrame, handler, this::onAgentError, inPlace::remove);
+        final InPlaceSubscription subscription = new InPlaceSubscription(topic, maxFrame, handler, this::onAgentError, this::onInPlaceDisposed);
         inPlace.add(subscription);
         try {
             subscription.transportSubscription = transport.addSubscription(topic.descriptor(), subscription);
@@ -228,7 +229,22 @@ public final class DefaultBus implements Bus {
             inPlace.remove(subscription);
             throw ex;
         }
+        if (counters != null) {
+            subscription.countersScope = counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name() + " (in place)",
+                CountersFile.SUBSCRIPTION_COUNTERS, subscription::sampleCounters);
+            if (subscription.isDisposed()) {
+                subscription.countersScope.close(); // disposed by a transport error while the scope was added
+            }
+        }
         return subscription;
+    }
+
+    private void onInPlaceDisposed(final InPlaceSubscription subscription) {
+        inPlace.remove(subscription);
+        final BusCounters.Scope scope = subscription.countersScope;
+        if (scope != null) {
+            scope.close();
+        }
     }
 
     @Override
@@ -332,7 +348,7 @@ public final class DefaultBus implements Bus {
         channels.forEach(channel -> subscriptions.add(channel.stats()));
         inPlace.forEach(subscription -> subscriptions.add(subscription.stats()));
         return new BusStats(transport.name(), List.copyOf(subscriptions), published.get(),
-            droppedNotConnected.get(), transport.counters());
+            droppedNotConnected.get(), transport.counters(), transport.connections());
     }
 
     @Override

@@ -28,6 +28,8 @@ final class InPlaceSubscription extends FrameReceiver implements Disposable {
     private final Header header = new Header();
     private final AtomicLong delivered = new AtomicLong();
     volatile TransportSubscription transportSubscription;
+    /** This subscription's counters in the bus's counters file, or null; closed when it is disposed. */
+    volatile io.rdmabus.counters.BusCounters.Scope countersScope;
 
     /**
      * @param errorHandler where a handler's exception and the transport's unrecoverable errors go (the bus's)
@@ -94,6 +96,22 @@ final class InPlaceSubscription extends FrameReceiver implements Disposable {
     @Override
     public boolean isDisposed() {
         return closed;
+    }
+
+    /**
+     * @param v the counters file's subscription counters, in the order of {@code CountersFile.SUBSCRIPTION_COUNTERS}: those
+     *          of a copying subscription, with ring capacity and free 0 (no ring: the handler runs on the receive thread)
+     */
+    void sampleCounters(final long[] v) {
+        v[0] = framesReceived.get();
+        v[1] = bytesReceived.get();
+        v[2] = delivered.get();
+        v[3] = malformed.get();
+        v[4] = gaps.get();
+        v[5] = dropped.get();
+        v[6] = duplicates.get();
+        v[7] = 0;
+        v[8] = 0;
     }
 
     SubscriptionStats stats() {

@@ -18,8 +18,10 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 import io.rdmabus.BusConfigurationException;
+import io.rdmabus.ConnectionStats;
 
 import org.agrona.IoUtil;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.errors.DistinctErrorLog;
@@ -34,8 +36,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The hot path is untouched: the bus keeps counting in its own atomics, and this class's daemon thread copies them
  * into the file every {@link CountersFile#UPDATE_INTERVAL_MS} ms (each {@link Scope}'s sampler, the transport's
- * {@code counters()}), then refreshes the heartbeat. Scopes are added and closed by user threads; that, the copy and
- * {@link #close()} take this object's lock (never held on a data path). Closing deletes the file.
+ * {@code counters()} and {@code connections()}), then refreshes the heartbeat. Scopes are added and closed by user threads;
+ * that, the copy and {@link #close()} take this object's lock (never held on a data path). Closing deletes the file.
+ *
+ * <p>Connections come and go under the bus: the copy thread gives each connection the transport lists a scope of kind
+ * {@link CountersFile#KIND_CONNECTION} the first time it sees it and frees that scope's counters on the first copy that no
+ * longer lists it. Freed counter ids are reused by Agrona's {@link CountersManager} only after {@code FREE_TO_REUSE_MS}, so a
+ * reader that still holds an id never sees it change meaning within that time.
  */
 public final class BusCounters implements AutoCloseable {
     /** System property for the directory: a path, or {@value #OFF} for no file. */
@@ -57,6 +64,10 @@ public final class BusCounters implements AutoCloseable {
     private final List<Scope> scopes = new ArrayList<>();
     private final Map<String, Integer> transportCounterIds = new HashMap<>();
     private Supplier<Map<String, Long>> transportCounters = Map::of;
+    private Supplier<List<ConnectionStats>> transportConnections = List::of;
+    /** Connection scopes by the transport's connection id (copy thread, under the lock). */
+    private final Long2ObjectHashMap<ConnectionScope> connectionScopes = new Long2ObjectHashMap<>();
+    private long copyRound;
     private long nextScopeId = 1;
     private boolean fullWarned;
     private boolean closed;
@@ -174,6 +185,14 @@ public final class BusCounters implements AutoCloseable {
     }
 
     /**
+     * @param connections the transport's {@code connections()}: each listed connection gets a scope, freed once it is no
+     *                    longer listed
+     */
+    public synchronized void transportConnections(final Supplier<List<ConnectionStats>> connections) {
+        this.transportConnections = connections;
+    }
+
+    /**
      * Adds a scope's counters to the file (a bus, a subscription, a publication) with value 0; the updater fills them.
      *
      * @param kind    {@link CountersFile#KIND_BUS}, ...
@@ -262,8 +281,47 @@ public final class BusCounters implements AutoCloseable {
                 manager.setCounterValue(id, e.getValue());
             }
         }
+        updateConnections();
         header.putLongOrdered(CountersFile.HEARTBEAT_OFFSET, System.currentTimeMillis());
         return true;
+    }
+
+    /** Adds a scope for each new connection, copies every listed one's values and frees the scopes of the ones gone. */
+    private void updateConnections() {
+        final List<ConnectionStats> live;
+        try {
+            live = transportConnections.get();
+        } catch (final RuntimeException ex) {
+            LOG.warn("bus {}: connection counters not updated: {}", busName, ex.toString());
+            return;
+        }
+        final long round = ++copyRound;
+        for (final ConnectionStats connection : live) {
+            ConnectionScope scope = connectionScopes.get(connection.id());
+            if (scope == null) {
+                scope = new ConnectionScope(nextScopeId++, "connection " + connection.peer());
+                connectionScopes.put(connection.id(), scope);
+            }
+            scope.round = round;
+            for (final Map.Entry<String, Long> e : connection.counters().entrySet()) {
+                final ConnectionScope s = scope;
+                final int id = s.counterIds.computeIfAbsent(e.getKey(), k -> allocate(CountersFile.KIND_CONNECTION, s.id, s.label, k));
+                if (id >= 0) {
+                    manager.setCounterValue(id, e.getValue());
+                }
+            }
+        }
+        connectionScopes.values().removeIf(scope -> {
+            if (scope.round == round) {
+                return false;
+            }
+            scope.counterIds.values().forEach(id -> {
+                if (id >= 0) {
+                    manager.free(id);
+                }
+            });
+            return true;
+        });
     }
 
     /** Stops the updater after a last update, deletes the file and unmaps it. Idempotent. */
@@ -288,6 +346,21 @@ public final class BusCounters implements AutoCloseable {
             LOG.warn("bus {}: counters file {} not deleted: {}", busName, file, ex.toString());
         }
         IoUtil.unmap(mapped);
+    }
+
+    /** The counters of one transport connection in the file (copy thread, under the lock). */
+    private static final class ConnectionScope {
+        private final long id;
+        private final String label;
+        /** Counter name to its id in the file (-1 if the file was full), in the order they were first listed. */
+        private final Map<String, Integer> counterIds = new java.util.LinkedHashMap<>();
+        /** The copy that last listed the connection. */
+        private long round;
+
+        private ConnectionScope(final long id, final String label) {
+            this.id = id;
+            this.label = label;
+        }
     }
 
     /** The counters of one subject (a bus, a subscription, a publication) in the file. */

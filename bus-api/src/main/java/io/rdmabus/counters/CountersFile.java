@@ -25,7 +25,9 @@ import org.agrona.concurrent.status.CountersReader;
  *
  * The metadata and values are Agrona's {@link CountersReader} layout; each counter's type id is its scope kind
  * ({@link #KIND_BUS}...), its registration id the scope's id in the bus, its key the counter's name and its label
- * {@code "<scope label>: <name>"}. The error log is Agrona's {@link org.agrona.concurrent.errors.DistinctErrorLog}.
+ * {@code "<scope label>: <name>"}. A connection's scope ({@link #KIND_CONNECTION}, label {@code "connection <peer>"}) is
+ * there while its transport lists the connection: its counters are freed when it closes, and Agrona's counters manager
+ * reuses a freed counter's slot only a second later. The error log is Agrona's {@link org.agrona.concurrent.errors.DistinctErrorLog}.
  */
 public final class CountersFile {
     /** Bumped when the layout changes; a reader refuses another version. */
@@ -45,6 +47,8 @@ public final class CountersFile {
     public static final int KIND_SUBSCRIPTION = 3;
     /** One publication. */
     public static final int KIND_PUBLICATION = 4;
+    /** One connection of the transport to a peer (its counters are the transport's, see {@code Transport.connections()}). */
+    public static final int KIND_CONNECTION = 5;
 
     /** A bus's own counters (names as in {@link io.rdmabus.BusStats}, plus the live subscriptions and publications). */
     public static final List<String> BUS_COUNTERS = List.of("messagesPublished", "droppedNotConnected", "agentErrors", "subscriptions",

@@ -48,6 +48,18 @@ public interface Transport extends AutoCloseable {
         return java.util.Map.of();
     }
 
+    /**
+     * The transport's live connections to peers and their counters, for {@link io.rdmabus.BusStats#connections()} and the
+     * bus's counters file (which shows a connection while it is listed and frees its counters once it is not). Each
+     * connection keeps its id for its life; a reconnect is a new connection with a new id. Read from any thread; cheap
+     * (a snapshot of the connections' counters), called every 100 ms by the counters file's copy thread.
+     *
+     * @return one entry per live connection; empty if the transport has no connections of its own
+     */
+    default java.util.List<io.rdmabus.ConnectionStats> connections() {
+        return java.util.List.of();
+    }
+
     /** Closes every publication and subscription, stops all threads, releases sockets/drivers/devices. Idempotent. */
     @Override
     void close();

@@ -61,6 +61,40 @@ class BusCountersTest {
     }
 
     @Test
+    void aConnectionHasCountersWhileItsTransportListsItAndTheyAreFreedWhenItCloses() throws Exception {
+        final List<io.rdmabus.ConnectionStats> live = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (BusCounters counters = BusCounters.create(dir, "bus", "tcp")) {
+            counters.transportConnections(() -> List.copyOf(live));
+            final Map<String, Long> first = new java.util.LinkedHashMap<>();
+            first.put("messagesIn", 5L);
+            first.put("bytesIn", 50L);
+            live.add(new io.rdmabus.ConnectionStats(7, "10.0.0.2:4000 (b)", first));
+            live.add(new io.rdmabus.ConnectionStats(8, "10.0.0.3:4000 (c)", Map.of("messagesIn", 1L)));
+            assertTrue(counters.update());
+            try (CountersFileReader reader = CountersFileReader.open(counters.file())) {
+                final List<CountersFileReader.Counter> all = reader.counters();
+                assertEquals(List.of(
+                    new CountersFileReader.Counter(CountersFile.KIND_CONNECTION, 1, "connection 10.0.0.2:4000 (b)", "messagesIn", 5),
+                    new CountersFileReader.Counter(CountersFile.KIND_CONNECTION, 1, "connection 10.0.0.2:4000 (b)", "bytesIn", 50),
+                    new CountersFileReader.Counter(CountersFile.KIND_CONNECTION, 2, "connection 10.0.0.3:4000 (c)", "messagesIn", 1)), all);
+                first.put("messagesIn", 6L);
+                live.set(0, new io.rdmabus.ConnectionStats(7, "10.0.0.2:4000 (b)", first));
+                live.remove(1); // connection 8 closed
+                assertTrue(counters.update());
+                assertEquals(List.of(
+                    new CountersFileReader.Counter(CountersFile.KIND_CONNECTION, 1, "connection 10.0.0.2:4000 (b)", "messagesIn", 6),
+                    new CountersFileReader.Counter(CountersFile.KIND_CONNECTION, 1, "connection 10.0.0.2:4000 (b)", "bytesIn", 50)),
+                    reader.counters(), "the closed connection's counter is freed");
+                live.add(new io.rdmabus.ConnectionStats(9, "10.0.0.3:4000 (c)", Map.of("messagesIn", 0L)));
+                live.remove(0);
+                assertTrue(counters.update());
+                assertEquals(List.of(new CountersFileReader.Counter(CountersFile.KIND_CONNECTION, 3, "connection 10.0.0.3:4000 (c)", "messagesIn", 0)),
+                    reader.counters(), "a reconnect is a new scope; the old one's counters are gone");
+            }
+        }
+    }
+
+    @Test
     void theErrorLogKeepsDistinctErrorsWithTheirCounts() throws Exception {
         try (BusCounters counters = BusCounters.create(dir, "errors", "aeron-ipc")) {
             final IllegalStateException same = new IllegalStateException("peer went away");

@@ -8,6 +8,7 @@ import io.rdmabus.rdma.verbs.RecvRequest;
 import io.rdmabus.rdma.verbs.SendRequest;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.agrona.collections.IntHashSet;
@@ -50,6 +51,8 @@ final class Connection {
     final AtomicInteger credits = new AtomicInteger();
     /** Posted sends (data and control) whose completion has not been polled yet: posters add, the poller releases. */
     final AtomicInteger outstandingSends = new AtomicInteger();
+    /** The {@link RdmaConnectionCounter} counts, one slot each (each descriptor names its writer); any thread reads them. */
+    final AtomicLongArray counters = new AtomicLongArray(RdmaConnectionCounter.values().length);
     /** Publisher threads between their closed-check and their post: destroy waits for 0 after {@link #closed}. */
     final AtomicInteger posters = new AtomicInteger();
     /** Volatile: the cm agent sets it, publications and diagnostics read it. */
@@ -58,6 +61,11 @@ final class Connection {
     volatile boolean ready;
     /** Volatile: the poller (fail), the cm agent (destroy) and close() set it; every thread checks it before using the QP. */
     volatile boolean closed;
+    /**
+     * Volatile: the cm agent sets it once the peer's node id, endpoint and reconnect count are known (after the connect
+     * reply or request was checked), so {@code connections()} lists the connection under its real name.
+     */
+    volatile boolean identified;
     /** Volatile: the cm agent (or close()) sets it once the QP and buffers are freed; the cm agent's tables and tests read it. */
     volatile boolean destroyed;
 
@@ -178,9 +186,11 @@ final class Connection {
         return sinceSignal + 1 >= SIGNAL_INTERVAL || postedSeq - releasedSeq >= sendRing.length / 2;
     }
 
-    /** The data send {@code seq} was posted (postLock held). */
-    void dataSendPosted(final long seq, final boolean signaled) {
+    /** The data send {@code seq} of a {@code frameBytes} frame was posted (postLock held). */
+    void dataSendPosted(final long seq, final boolean signaled, final int frameBytes) {
         postedSeq = seq + 1;
+        counters.setRelease(RdmaConnectionCounter.MESSAGES_OUT.id(), counters.getPlain(RdmaConnectionCounter.MESSAGES_OUT.id()) + 1);
+        counters.setRelease(RdmaConnectionCounter.BYTES_OUT.id(), counters.getPlain(RdmaConnectionCounter.BYTES_OUT.id()) + frameBytes);
         sinceSignal = signaled ? 0 : sinceSignal + 1;
         if (signaled) {
             lastSignaledSeq = seq;
@@ -294,6 +304,22 @@ final class Connection {
                 return true;
             }
         }
+    }
+
+    /** @return this connection's counters, by {@link RdmaConnectionCounter} name in its order (any thread: a racy snapshot) */
+    io.rdmabus.ConnectionStats stats() {
+        java.util.Map<String, Long> values = new java.util.LinkedHashMap<>();
+        for (RdmaConnectionCounter counter : RdmaConnectionCounter.values()) {
+            long value = switch (counter) {
+                case CREDITS -> credits.get();
+                case OUTSTANDING_SENDS -> outstandingSends.get();
+                default -> counters.getAcquire(counter.id());
+            };
+            values.put(counter.counterName(), value);
+        }
+        String endpoint = peerEndpoint != null ? peerEndpoint : peer;
+        return new io.rdmabus.ConnectionStats(id, endpoint + " (node " + Long.toHexString(peerNodeId) + ")",
+                java.util.Collections.unmodifiableMap(values));
     }
 
     @Override

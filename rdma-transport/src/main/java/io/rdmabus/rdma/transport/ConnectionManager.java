@@ -49,6 +49,8 @@ final class ConnectionManager implements Agent {
     private final List<DialTarget> targets = new ArrayList<>();
     /** Established connections by the peer's node id: one per node pair. */
     private final HashMap<Long, Connection> byNode = new HashMap<>();
+    /** Connections registered per peer node id so far: the next one's {@link RdmaConnectionCounter#RECONNECTS} (cm thread). */
+    private final HashMap<Long, Long> connectionsByNode = new HashMap<>();
     /** The connections in {@link #byNode}, watched for DISCONNECTED (see noticeDisconnects). */
     private final List<Connection> watched = new ArrayList<>();
     private long cmCycles;
@@ -236,14 +238,16 @@ final class ConnectionManager implements Agent {
             byte[] nonce = PeerAuth.nonce();
             byte[] proof = null;
             if (config.auth().enabled()) {
-                proof = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_ACCEPTOR, ctx.nodeId, req.nodeId(), req.nonce(), nonce);
-                c.expectedProof = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, req.nodeId(), ctx.nodeId, nonce, req.nonce());
+                proof = PeerAuth.proof(config.auth(), PeerAuth.ROLE_ACCEPTOR, ctx.nodeId, req.nodeId(), req.nonce(), nonce);
+                c.expectedProof = PeerAuth.proof(config.auth(), PeerAuth.ROLE_CONNECTOR, req.nodeId(), ctx.nodeId, nonce, req.nonce());
                 c.authDeadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.connectTimeoutMs());
             }
             int flags = config.auth().enabled() ? PeerAuth.FLAG_SECRET : 0;
             id.accept(PeerAuth.reply(flags, ctx.nodeId, nonce, proof), config.connectTimeoutMs());
             c.established = true;
             byNode.put(req.nodeId(), c);
+            c.counters.set(RdmaConnectionCounter.RECONNECTS.id(), connectionsByNode.merge(req.nodeId(), 1L, Long::sum) - 1);
+            c.identified = true;
             watched.add(c);
             Connection added = c;
             pollerProxy.addConnection(added);
@@ -300,7 +304,7 @@ final class ConnectionManager implements Agent {
             } else if (rep.nodeId() == ctx.nodeId) {
                 refuse = "it claims this node's own id";
             } else if (config.auth().enabled()) {
-                byte[] expected = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_ACCEPTOR, rep.nodeId(), ctx.nodeId, nonce, rep.nonce());
+                byte[] expected = PeerAuth.proof(config.auth(), PeerAuth.ROLE_ACCEPTOR, rep.nodeId(), ctx.nodeId, nonce, rep.nonce());
                 if ((rep.flags() & PeerAuth.FLAG_SECRET) == 0) {
                     refuse = "it has no bus secret and this node requires one (" + AuthConfig.SECRET_FILE + ")";
                 } else if (!PeerAuth.matches(expected, rep.proof())) {
@@ -321,9 +325,11 @@ final class ConnectionManager implements Agent {
             c.peerNodeId = rep.nodeId();
             c.peerEndpoint = peer;
             if (config.auth().enabled()) {
-                c.proofToSend = PeerAuth.proof(config.auth().key(), PeerAuth.ROLE_CONNECTOR, ctx.nodeId, rep.nodeId(), rep.nonce(), nonce);
+                c.proofToSend = PeerAuth.proof(config.auth(), PeerAuth.ROLE_CONNECTOR, ctx.nodeId, rep.nodeId(), rep.nonce(), nonce);
             }
             byNode.put(rep.nodeId(), c);
+            c.counters.set(RdmaConnectionCounter.RECONNECTS.id(), connectionsByNode.merge(rep.nodeId(), 1L, Long::sum) - 1);
+            c.identified = true;
             watched.add(c);
             Connection added = c;
             pollerProxy.addConnection(added);

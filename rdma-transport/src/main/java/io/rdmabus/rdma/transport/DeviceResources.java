@@ -78,7 +78,7 @@ final class DeviceResources implements AutoCloseable {
             b.cq = b.verbs.createCompletionQueue(Math.min(maxCqe, 16384), b.completionChannel);
             if (config.ud().mode() != UdConfig.Mode.RC) {
                 // with a bus secret the Q_Key derives from it: a node without the secret gets no datagram (UdConfig.qkey)
-                b.ud = UdEndpoint.open(config.ud(), config.ud().qkey(config.auth().key()), config.udPayloadBytes(), config.sendBuffers(), b.pd,
+                b.ud = UdEndpoint.open(config.ud(), config.ud().qkey(AuthConfig.keyOrNull(config.auth())), config.udPayloadBytes(), config.sendBuffers(), b.pd,
                         b.cq, b.bindIp, errorHandler, config.discovery().multicast());
                 if (config.discovery().multicast()) {
                     b.ud.joinControlGroup(config.discovery().controlGroup(config.ud()), nodeId);

@@ -29,6 +29,8 @@ final class Discovery {
 
     private final RdmaContext ctx;
     private final RdmaTransportConfig config;
+    /** The bus secret's bytes (the adverts' MAC), or null without one. */
+    private final byte[] secretKey;
     /** Whether this node subscribes a topic (any thread may ask: the SPI face's concurrent map). */
     private final IntPredicate subscribedTopics;
     /** Discovered targets by the advertiser's node id. */
@@ -47,6 +49,7 @@ final class Discovery {
     Discovery(final RdmaContext ctx, final IntPredicate subscribedTopics) {
         this.ctx = ctx;
         this.config = ctx.config;
+        this.secretKey = AuthConfig.keyOrNull(config.auth());
         this.subscribedTopics = subscribedTopics;
         this.advertisers = new DiscoveryTable(TimeUnit.MILLISECONDS.toNanos(config.discovery().intervalMs() * DiscoveryConfig.EXPIRY_INTERVALS));
         this.advertIntervalNs = TimeUnit.MILLISECONDS.toNanos(config.discovery().intervalMs());
@@ -95,7 +98,7 @@ final class Discovery {
 
     /** One received advert (a copy the poller took): verify, record, dial its node if it publishes what we subscribe. */
     private void onAdvert(final byte[] datagram) {
-        Advert.Decoded a = Advert.decode(datagram, datagram.length, config.auth().key(), config.ud().domain(), decodeResult);
+        Advert.Decoded a = Advert.decode(datagram, datagram.length, secretKey, config.ud().domain(), decodeResult);
         if (a == null) {
             if (decodeResult[0] == Advert.REJECTED) {
                 ctx.counters.increment(RdmaCounter.ADVERTS_REJECTED);
@@ -187,7 +190,7 @@ final class Discovery {
         for (int page = 0; page < pages; page++) {
             int from = page * perPage;
             int count = Math.max(0, Math.min(perPage, ids.length - from));
-            int length = Advert.encode(out, ctx.nodeId, ipv4, ctx.device.listenPort, page, pages, ids, from, count, config.auth().key(), config.ud().domain());
+            int length = Advert.encode(out, ctx.nodeId, ipv4, ctx.device.listenPort, page, pages, ids, from, count, secretKey, config.ud().domain());
             if (ctx.ud.sendAdvert(page, out.array(), length)) {
                 ctx.counters.increment(RdmaCounter.ADVERTS_SENT);
             }

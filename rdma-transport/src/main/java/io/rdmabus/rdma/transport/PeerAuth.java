@@ -3,12 +3,9 @@ package io.rdmabus.rdma.transport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import io.rdmabus.spi.BusSecret;
 
 /**
  * The connect handshake's private data and the HMAC-SHA256 challenge-response (control path only; allocation is fine).
@@ -112,24 +109,15 @@ final class PeerAuth {
         return true;
     }
 
-    static byte[] proof(final byte[] key, final byte role, final long proverId, final long verifierId, final byte[] verifierNonce,
+    /** @return the proof above, the HMAC-SHA256 of the bus secret ({@link BusSecret#hmac}) */
+    static byte[] proof(final BusSecret secret, final byte role, final long proverId, final long verifierId, final byte[] verifierNonce,
                         final byte[] proverNonce) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(key, "HmacSHA256"));
-            mac.update(LABEL);
-            mac.update(role);
-            mac.update(ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(proverId).putLong(verifierId).array());
-            mac.update(verifierNonce);
-            mac.update(proverNonce);
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 unavailable", e);
-        }
+        return secret.hmac(LABEL, new byte[] {role},
+                ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(proverId).putLong(verifierId).array(), verifierNonce, proverNonce);
     }
 
-    /** Constant-time comparison. */
+    /** Constant-time comparison ({@link BusSecret#matches}). */
     static boolean matches(final byte[] expected, final byte[] actual) {
-        return expected != null && actual != null && MessageDigest.isEqual(expected, actual);
+        return BusSecret.matches(expected, actual);
     }
 }

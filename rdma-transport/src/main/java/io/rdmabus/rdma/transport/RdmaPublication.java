@@ -165,6 +165,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                 return TransportStatus.BACK_PRESSURED;
             } else {
                 droppedNoCredit++;
+                c.counters.incrementAndGet(RdmaConnectionCounter.DROPS.id());
             }
         }
         if (targetCount == 0) {
@@ -252,7 +253,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                 }
                 // counted under postLock: the poller releases (and counts down) under it too, so never before this
                 c.outstandingSends.incrementAndGet();
-                c.dataSendPosted(seq, signaled);
+                c.dataSendPosted(seq, signaled, frameLength);
                 return true;
             }
         } catch (RuntimeException e) {

@@ -178,6 +178,21 @@ public final class RdmaTransport implements Transport {
         };
     }
 
+    /**
+     * Each live RC connection (established, its peer identified, not failed) with its {@link RdmaConnectionCounter counters}; its id is unique
+     * for this transport's life (a reconnect is a new connection). Walks the connection table (any thread).
+     */
+    @Override
+    public List<io.rdmabus.ConnectionStats> connections() {
+        List<io.rdmabus.ConnectionStats> out = new ArrayList<>();
+        for (Connection c : connections.live()) {
+            if (c.identified) {
+                out.add(c.stats());
+            }
+        }
+        return out;
+    }
+
     /** @return live RC connections (established, not failed), for tests */
     int liveConnectionCount() {
         return connections.live().size();

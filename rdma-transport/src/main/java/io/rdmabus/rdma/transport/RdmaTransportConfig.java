@@ -30,7 +30,8 @@ import java.util.TreeSet;
  *                            (the device neither completed nor failed it), so the redial and resume take over; 0 = never
  * @param ackTimeoutExp       the RC local ACK timeout of every connection, as the exponent of 4.096 us x 2^exp
  *                            ({@code rdma_set_option RDMA_OPTION_ID_ACK_TIMEOUT}); 0 = the kernel's (from the path record)
- * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file}; see {@link AuthConfig})
+ * @param auth                the bus secret that authenticates peers ({@code rdma.secret}, {@code rdma.secret.file};
+ *                            parsed by {@link io.rdmabus.spi.BusSecret})
  * @param ud                  the best-effort UD path's settings ({@code rdma.ud.*}, {@code rdma.domain}; see {@link UdConfig})
  * @param discovery           how peers are found: seeds, or seeds plus adverts on the UD control group ({@code rdma.discovery*};
  *                            see {@link DiscoveryConfig})
@@ -38,7 +39,7 @@ import java.util.TreeSet;
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
                                   int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, int ackTimeoutExp,
-                                  AuthConfig auth, UdConfig ud, DiscoveryConfig discovery) {
+                                  io.rdmabus.spi.BusSecret auth, UdConfig ud, DiscoveryConfig discovery) {
     /** RDMA device name (default: first device with an ACTIVE port). */
     public static final String DEVICE = "rdma.device";
     /** Device port number (default 1). */

@@ -34,6 +34,20 @@ class RdmaCounterTest {
     }
 
     @Test
+    void everyConnectionCounterIsDescribedHereAndInTheDocs() throws Exception {
+        String doc = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "rdma-transport.md"));
+        Set<String> names = new HashSet<>();
+        for (RdmaConnectionCounter d : RdmaConnectionCounter.values()) {
+            assertEquals(d.ordinal(), d.id(), d + ": id");
+            assertTrue(names.add(d.counterName()), d + ": name used twice: " + d.counterName());
+            assertFalse(d.description().isBlank(), d + ": no description");
+            assertFalse(d.writer().isBlank(), d + ": no writer thread");
+            assertTrue(doc.contains("| `" + d.counterName() + "` |"), d.counterName() + " is in docs/rdma-transport.md's connection table");
+        }
+        assertEquals(List.of(), new RdmaTransport(RdmaTransportConfig.parse(Map.of())).connections(), "no connections before start");
+    }
+
+    @Test
     void aSingleWriterIncrementAndAnAtomicOneAddUp() {
         TransportCounters c = new TransportCounters();
         c.increment(RdmaCounter.PEERS_LOST);

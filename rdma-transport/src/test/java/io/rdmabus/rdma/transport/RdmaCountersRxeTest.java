@@ -49,7 +49,9 @@ import reactor.core.Disposable;
  * The counters file of buses on the rdma transport (real rxe, one guest), read from another process: a child JVM runs a
  * publisher bus and a subscriber bus over rdma RC on loopback and prints their {@code stats()} once the traffic has
  * stopped; this JVM reads their counters files and finds the same values, then the files are gone after the child
- * closes the buses. {@code keepaliveSends} moves without traffic: the file's value is at least the printed one.
+ * closes the buses. {@code keepaliveSends} moves without traffic: the file's value is at least the printed one; so does a
+ * connection's {@code outstandingSends} (a keepalive in flight). Each bus lists its one RC connection with its counters, and
+ * when the subscriber's bus closes, the publisher's file frees that connection's counters.
  */
 @Tag("rxe")
 @Timeout(value = 600, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // reads block uninterruptibly
@@ -57,6 +59,8 @@ class RdmaCountersRxeTest {
     private static final int MESSAGES = 2_000;
     /** The one rdma counter that moves while no message flows (a keepalive per idle connection and interval). */
     private static final String KEEPALIVES = "|keepaliveSends";
+    /** A connection's CQ depth gauge: a keepalive in flight moves it while no message flows. */
+    private static final String OUTSTANDING = "|outstandingSends";
     private static final Topic<String> TOPIC = Topic.of("counters.rdma", Codecs.utf8(), Delivery.RELIABLE);
 
     private Process child;
@@ -111,12 +115,29 @@ class RdmaCountersRxeTest {
                 }
             }
             final Map<String, Long> same = new LinkedHashMap<>();
-            expected.forEach((k, v) -> same.put(k, k.endsWith(KEEPALIVES) && actual.get(k) != null && actual.get(k) >= v ? v : actual.get(k)));
-            assertEquals(expected, same, "the files' counters (keepaliveSends: at least the printed value)");
+            expected.forEach((k, v) -> same.put(k, (k.endsWith(KEEPALIVES) && actual.get(k) != null && actual.get(k) >= v)
+                || (k.endsWith(OUTSTANDING) && actual.get(k) != null && actual.get(k) >= 0) ? v : actual.get(k)));
+            assertEquals(expected, same, "the files' counters (keepaliveSends: at least the printed value; outstandingSends: present)");
         });
+        final Map<String, Long> pubConnection = connection(expected, "rdma-pub");
+        assertEquals(Long.valueOf(MESSAGES), pubConnection.get("messagesOut"), "data sends posted on the publisher's connection: " + expected);
+        assertTrue(pubConnection.get("bytesOut") >= MESSAGES * 9L, "frame bytes of 2000 'message N' strings: " + expected);
+        assertEquals(0L, pubConnection.get("drops"), "RELIABLE frames are never dropped: " + expected);
+        assertEquals(0L, pubConnection.get("reconnects"), "the first connection between the two nodes: " + expected);
+        assertTrue(pubConnection.get("credits") > 0, "the subscriber returned its credits once idle: " + expected);
+        assertEquals(0L, connection(expected, "rdma-sub").get("messagesOut"), "the subscriber posts no data: " + expected);
 
         final List<Path> files = CountersFile.list(List.of(dir));
         assertEquals(2, files.size(), files.toString());
+        child.getOutputStream().write("close-sub\n".getBytes(StandardCharsets.UTF_8));
+        child.getOutputStream().flush();
+        assertEquals("SUB-CLOSED", childOut.readLine());
+        final Path pubFile = files.stream().filter(f -> f.getFileName().toString().startsWith("rdma-pub-")).findFirst().orElseThrow();
+        await("rdma-pub's file to free the closed connection's counters").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            try (CountersFileReader reader = CountersFileReader.open(pubFile)) {
+                assertEquals(List.of(), reader.counters().stream().filter(c -> c.kind() == CountersFile.KIND_CONNECTION).toList());
+            }
+        });
         child.getOutputStream().write("close\n".getBytes(StandardCharsets.UTF_8));
         child.getOutputStream().flush();
         assertEquals("CLOSED", childOut.readLine());
@@ -124,6 +145,19 @@ class RdmaCountersRxeTest {
         for (final Path file : files) {
             assertFalse(Files.exists(file), file + " still exists after its bus closed");
         }
+    }
+
+    /** @return the counters of the one connection of {@code bus} in the child's STATS lines, by name */
+    private static Map<String, Long> connection(final Map<String, Long> stats, final String bus) {
+        final Map<String, Long> out = new LinkedHashMap<>();
+        final String prefix = bus + " connection ";
+        stats.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                out.put(k.substring(k.lastIndexOf('|') + 1), v);
+            }
+        });
+        assertEquals(6, out.size(), bus + " lists one connection with its six counters: " + stats);
+        return out;
     }
 
     /** The test class path: the JVM's, plus what the JUnit console launcher's class loader added. */
@@ -148,9 +182,10 @@ class RdmaCountersRxeTest {
         public static void main(final String[] args) throws Exception {
             final RdmaTransport pubTransport = transport(19950);
             final RdmaTransport subTransport = transport(19951);
-            try (Bus pub = Bus.builder().name("rdma-pub").transport(pubTransport).idleStrategy("backoff").build();
-                 Bus sub = Bus.builder().name("rdma-sub").transport(subTransport).idleStrategy("backoff")
-                     .discovery(new StaticSeedDiscovery(Map.of(RdmaTransport.NAME, List.of(pubTransport.listenEndpoint())))).build()) {
+            try (Bus pub = Bus.builder().name("rdma-pub").transport(pubTransport).idleStrategy("backoff").build()) {
+                // closed by the test's close-sub (or at the end): not a try resource
+                final Bus sub = Bus.builder().name("rdma-sub").transport(subTransport).idleStrategy("backoff")
+                    .discovery(new StaticSeedDiscovery(Map.of(RdmaTransport.NAME, List.of(pubTransport.listenEndpoint())))).build();
                 final Disposable subscription = sub.subscribe(TOPIC).subscribe();
                 try (BusPublication<String> publication = pub.publication(TOPIC)) {
                     final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
@@ -180,10 +215,16 @@ class RdmaCountersRxeTest {
                     final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
                     String line;
                     while ((line = in.readLine()) != null && !"close".equals(line)) {
-                        // wait for the test
+                        if ("close-sub".equals(line)) { // its connection closes: the publisher's file frees its counters
+                            subscription.dispose();
+                            sub.close();
+                            System.out.println("SUB-CLOSED");
+                            System.out.flush();
+                        }
                     }
                 } finally {
                     subscription.dispose();
+                    sub.close();
                 }
             }
             System.out.println("CLOSED");
@@ -191,7 +232,8 @@ class RdmaCountersRxeTest {
         }
 
         private static String withoutKeepalives(final String lines) {
-            return lines.replaceAll("(?m)^.*" + java.util.regex.Pattern.quote(KEEPALIVES) + "=.*$", "");
+            return lines.replaceAll("(?m)^.*(" + java.util.regex.Pattern.quote(KEEPALIVES) + "|" + java.util.regex.Pattern.quote(OUTSTANDING)
+                + ")=.*$", "");
         }
 
         private static RdmaTransport transport(final int cmPort) {
@@ -221,6 +263,9 @@ class RdmaCountersRxeTest {
                 line(out, bus.name(), scope, "ringFree", s.ringFree());
             }
             stats.transportCounters().forEach((name, value) -> line(out, bus.name(), "transport", name, value));
+            for (final io.rdmabus.ConnectionStats c : stats.connections()) {
+                c.counters().forEach((name, value) -> line(out, bus.name(), "connection " + c.peer(), name, value));
+            }
             return out.toString();
         }
 

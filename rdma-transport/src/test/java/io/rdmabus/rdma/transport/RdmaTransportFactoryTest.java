@@ -126,24 +126,34 @@ class RdmaTransportFactoryTest {
         assertBad(Map.of(AuthConfig.SECRET_FILE, dir.resolve("absent").toString()), "rdma.secret.file");
         Path file = dir.resolve("secret");
         Files.writeString(file, "0123456789abcdef0123\n");
-        AuthConfig fromFile = RdmaTransportConfig.parse(Map.of(AuthConfig.SECRET_FILE, file.toString())).auth();
+        io.rdmabus.spi.BusSecret fromFile = RdmaTransportConfig.parse(Map.of(AuthConfig.SECRET_FILE, file.toString())).auth();
         assertTrue(fromFile.enabled());
         assertEquals(20, fromFile.key().length, "the trailing newline is not part of the secret");
         assertFalse(fromFile.toString().contains("0123"), "toString must not reveal the secret");
         assertTrue(RdmaTransportConfig.parse(Map.of()).auth().unset());
-        AuthConfig none = RdmaTransportConfig.parse(Map.of(AuthConfig.SECRET, "none")).auth();
+        io.rdmabus.spi.BusSecret none = RdmaTransportConfig.parse(Map.of(AuthConfig.SECRET, "none")).auth();
         assertFalse(none.enabled());
         assertFalse(none.unset());
 
-        byte[] key = fromFile.key();
+        io.rdmabus.spi.BusSecret key = fromFile;
         byte[] n1 = PeerAuth.nonce();
         byte[] n2 = PeerAuth.nonce();
         byte[] p = PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 1, 2, n1, n2);
+        // the wire proof is unchanged by the move to BusSecret: HMAC-SHA256(secret, label | role | prover id | verifier id | nonces)
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec("0123456789abcdef0123".getBytes(java.nio.charset.StandardCharsets.UTF_8), "HmacSHA256"));
+        mac.update("rdma-bus auth v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        mac.update(PeerAuth.ROLE_CONNECTOR);
+        mac.update(java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(1).putLong(2).array());
+        mac.update(n1);
+        mac.update(n2);
+        assertTrue(java.util.Arrays.equals(mac.doFinal(), p), "the proof's bytes are those of the rdma wire exchange");
         assertTrue(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 1, 2, n1, n2)));
         assertFalse(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_ACCEPTOR, 1, 2, n1, n2)), "role must be bound");
         assertFalse(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 2, 1, n1, n2)), "ids must be bound");
         assertFalse(PeerAuth.matches(p, PeerAuth.proof(key, PeerAuth.ROLE_CONNECTOR, 1, 2, n2, n1)), "nonces must be bound");
-        assertFalse(PeerAuth.matches(p, PeerAuth.proof("another secret of enough bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        assertFalse(PeerAuth.matches(p, PeerAuth.proof(io.rdmabus.spi.BusSecret.parse("rdma",
+                Map.of(AuthConfig.SECRET, "another secret of enough bytes")),
                 PeerAuth.ROLE_CONNECTOR, 1, 2, n1, n2)), "the secret must be bound");
         PeerAuth.Request req = PeerAuth.parseRequest(PeerAuth.request(PeerAuth.FLAG_SECRET, -5L, new byte[] {10, 77, 0, 11}, 7801, n1));
         assertEquals("10.77.0.11:7801", req.listenEndpoint());

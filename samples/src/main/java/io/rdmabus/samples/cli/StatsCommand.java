@@ -31,7 +31,8 @@ import picocli.CommandLine.Parameters;
     description = "Live counters of the buses on this host (all, or the one named), from their counters files; refreshed every second.")
 final class StatsCommand implements Callable<Integer> {
     /** Counters that are levels, not running totals: no rate, no change in the summary. */
-    private static final Set<String> GAUGES = Set.of("subscriptions", "publications", "ringCapacity", "ringFree", "discoveredPeers");
+    private static final Set<String> GAUGES = Set.of("subscriptions", "publications", "ringCapacity", "ringFree", "discoveredPeers",
+        "credits", "outstandingSends", "queuedBytes", "imagesConnected");
 
     @Parameters(arity = "0..1", paramLabel = "NAME", description = "the bus's name (default: every bus)")
     String busName;

@@ -40,6 +40,7 @@ public final class CountersChild {
             final Bus pub = buses.newBus("child-pub");
             final Disposable reliable = sub.subscribe(RELIABLE).subscribe();
             final Disposable bestEffort = sub.subscribe(BEST_EFFORT).subscribe();
+            final Disposable inPlace = sub.subscribeInPlace(RELIABLE, (buffer, offset, length, header) -> { });
             try (BusPublication<String> r = pub.publication(RELIABLE); BusPublication<String> b = pub.publication(BEST_EFFORT)) {
                 final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                 while ((!r.isConnected() || !b.isConnected()) && System.nanoTime() < deadlineNs) {
@@ -52,7 +53,7 @@ public final class CountersChild {
                     }
                     b.offer(value); // best effort: a refusal is counted by the bus, not retried
                 }
-                while (delivered(sub, RELIABLE.name()) < count && System.nanoTime() < deadlineNs) {
+                while (delivered(sub, RELIABLE.name()) < 2L * count && System.nanoTime() < deadlineNs) { // copying and in place
                     Thread.sleep(10);
                 }
                 // the traffic has stopped once two snapshots 300 ms apart agree (best-effort frames may still be in flight)
@@ -69,11 +70,17 @@ public final class CountersChild {
                 final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
                 String line;
                 while ((line = in.readLine()) != null && !"close".equals(line)) {
-                    // wait for the test
+                    if ("close-sub".equals(line)) { // its connections close: the publisher's file frees their counters
+                        sub.close();
+                        System.out.print(describe(pub, "child-pub"));
+                        System.out.println("SUB-CLOSED");
+                        System.out.flush();
+                    }
                 }
             } finally {
                 reliable.dispose();
                 bestEffort.dispose();
+                inPlace.dispose();
             }
         }
         System.out.println("CLOSED");
@@ -93,7 +100,7 @@ public final class CountersChild {
         line(out, busName, busScope, "messagesPublished", stats.messagesPublished());
         line(out, busName, busScope, "droppedNotConnected", stats.droppedNotConnected());
         for (final SubscriptionStats s : stats.subscriptions()) {
-            final String scope = "subscription " + s.topic();
+            final String scope = "subscription " + s.topic() + (s.ringCapacity() == 0 ? " (in place)" : ""); // in place: no ring
             for (final var e : List.of(
                 java.util.Map.entry("framesReceived", s.framesReceived()), java.util.Map.entry("messagesDelivered", s.messagesDelivered()),
                 java.util.Map.entry("malformedFrames", s.malformedFrames()), java.util.Map.entry("gapMessages", s.gapMessages()),
@@ -103,6 +110,9 @@ public final class CountersChild {
             }
         }
         stats.transportCounters().forEach((name, value) -> line(out, busName, "transport", name, value));
+        for (final io.rdmabus.ConnectionStats c : stats.connections()) {
+            c.counters().forEach((name, value) -> line(out, busName, "connection " + c.peer(), name, value));
+        }
         return out.toString();
     }
 

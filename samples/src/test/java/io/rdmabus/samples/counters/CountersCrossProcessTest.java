@@ -103,6 +103,50 @@ class CountersCrossProcessTest {
         return values;
     }
 
+    /** @return the counters of kind {@code kind} in the file of bus {@code busName} */
+    private List<CountersFileReader.Counter> kinds(final String busName, final int kind) throws IOException {
+        final List<CountersFileReader.Counter> out = new ArrayList<>();
+        for (final Path file : CountersFile.list(List.of(dir))) {
+            try (CountersFileReader reader = CountersFileReader.open(file)) {
+                if (reader.busName().equals(busName)) {
+                    reader.counters().stream().filter(c -> c.kind() == kind).forEach(out::add);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** What the child's stats() say of the in-place subscription, the transport's connections and counters (the files equal them). */
+    private void checkConnectionsAndTransport(final String transport, final Map<String, Long> stats) throws IOException {
+        final String reliable = "child-sub subscription " + CountersChild.RELIABLE.name();
+        assertEquals(MESSAGES, stats.get(reliable + " (in place)|messagesDelivered"), "the in-place subscription: " + stats);
+        assertEquals(0L, stats.get(reliable + " (in place)|ringCapacity"), "an in-place subscription has no ring");
+        final long framesTaken = stats.get(reliable + "|framesReceived") + stats.get(reliable + " (in place)|framesReceived")
+            + stats.get("child-sub subscription " + CountersChild.BEST_EFFORT.name() + "|framesReceived");
+        if (transport.equals("tcp")) {
+            // every data message from the publisher's node is offered to each local subscription of its topic
+            final long in = sum(stats, "child-sub connection ", "|messagesIn");
+            assertEquals(stats.get(reliable + "|framesReceived") + stats.get("child-sub subscription " + CountersChild.BEST_EFFORT.name()
+                + "|framesReceived"), in, "child-sub's connections' messagesIn: " + stats);
+            assertEquals(in, sum(stats, "child-pub connection ", "|messagesOut"), "what one side wrote, the other read: " + stats);
+            assertTrue(sum(stats, "child-sub connection ", "|bytesIn") > in * 9, "frame bytes in: " + stats);
+            assertEquals(0, sum(stats, "child-pub connection ", "|reconnects"), "first connections: " + stats);
+            assertEquals(1, kinds("child-pub", CountersFile.KIND_CONNECTION).stream().map(CountersFileReader.Counter::scopeId).distinct().count(),
+                "one connection in child-pub's file");
+        } else {
+            assertEquals(framesTaken, stats.get("child-sub transport|framesReceived"), "Aeron frames taken by the three subscriptions' sinks");
+            assertTrue(stats.get("child-pub transport|framesSent") >= MESSAGES, "Aeron frames sent: " + stats);
+            assertEquals(3L, stats.get("child-sub transport|imagesConnected"), "one image per subscription: " + stats);
+            assertTrue(stats.get("child-sub transport|imagesAvailable") >= 3, "images available: " + stats);
+            assertEquals(List.of(), kinds("child-sub", CountersFile.KIND_CONNECTION), "Aeron has no connections of its own");
+        }
+    }
+
+    private static long sum(final Map<String, Long> stats, final String prefix, final String suffix) {
+        return stats.entrySet().stream().filter(e -> e.getKey().startsWith(prefix) && e.getKey().endsWith(suffix)).mapToLong(Map.Entry::getValue)
+            .sum();
+    }
+
     private static Map<String, Long> only(final Map<String, Long> expected, final Map<String, Long> actual) {
         final Map<String, Long> out = new LinkedHashMap<>();
         expected.keySet().forEach(k -> out.put(k, actual.get(k)));
@@ -141,6 +185,8 @@ class CountersCrossProcessTest {
         assertTrue(readFile("child-sub").get("child-sub subscription counters.reliable|bytesReceived") >= MESSAGES * 9L,
             "payload bytes of 5000 'message N' strings");
 
+        checkConnectionsAndTransport(transport, stats);
+
         final String once = runCli("stats", "--once", "--dir", dir.toString(), "child-sub");
         assertTrue(once.contains("bus child-sub (pid " + child.pid() + ", " + transport + ")"), once);
         assertTrue(once.matches("(?s).*subscription counters.reliable +messagesDelivered +5,000.*"), once);
@@ -148,8 +194,21 @@ class CountersCrossProcessTest {
         assertTrue(watched.contains("--- 1s") && watched.contains("--- 2s") && !watched.contains("--- 3s"), watched);
         assertTrue(watched.contains("=== summary over 2.0 s"), watched);
 
+        if (transport.equals("tcp")) {
+            assertTrue(once.matches("(?s).*connection \\S+ \\(child-pub\\) +messagesIn +[0-9,]+.*"), once);
+        }
+
         final List<Path> files = CountersFile.list(List.of(dir));
         assertEquals(2, files.size(), files.toString());
+        child.getOutputStream().write("close-sub\n".getBytes(StandardCharsets.UTF_8));
+        child.getOutputStream().flush();
+        String line;
+        while ((line = childOut.readLine()) != null && !line.equals("SUB-CLOSED")) {
+            assertFalse(line.contains("|messagesIn="), "child-pub's stats() still lists a connection after child-sub closed: " + line);
+        }
+        assertEquals("SUB-CLOSED", line);
+        await("child-pub's file to free the closed connection's counters").atMost(Duration.ofSeconds(10))
+            .untilAsserted(() -> assertEquals(List.of(), kinds("child-pub", CountersFile.KIND_CONNECTION)));
         child.getOutputStream().write("close\n".getBytes(StandardCharsets.UTF_8));
         child.getOutputStream().flush();
         assertEquals("CLOSED", childOut.readLine());

@@ -20,6 +20,8 @@ final class AeronPublication implements TransportPublication, FrameClaim {
     private final BufferClaim bufferClaim = new BufferClaim();
     private final int maxFrameLength;
     private int claimedLength;
+    /** The {@link AeronCounter.Source#PUBLICATIONS} counters; written by the claiming thread, read by {@code counters()}. */
+    final java.util.concurrent.atomic.AtomicLongArray counts = AeronCounter.newValues();
     private volatile boolean closed;
 
     AeronPublication(final AeronTransport transport, final ExclusivePublication publication) {
@@ -40,6 +42,13 @@ final class AeronPublication implements TransportPublication, FrameClaim {
         if (result > 0) {
             claimedLength = frameLength;
             return TransportStatus.OK;
+        }
+        if (result == Publication.BACK_PRESSURED) {
+            AeronCounter.CLAIMS_BACK_PRESSURED.add(counts, 1);
+        } else if (result == Publication.NOT_CONNECTED) {
+            AeronCounter.CLAIMS_NOT_CONNECTED.add(counts, 1);
+        } else if (result == Publication.ADMIN_ACTION) {
+            AeronCounter.CLAIMS_ADMIN_ACTION.add(counts, 1);
         }
         return map(result);
     }
@@ -85,6 +94,8 @@ final class AeronPublication implements TransportPublication, FrameClaim {
     @Override
     public void commit() {
         bufferClaim.commit();
+        AeronCounter.FRAMES_SENT.add(counts, 1);
+        AeronCounter.BYTES_SENT.add(counts, claimedLength);
     }
 
     @Override

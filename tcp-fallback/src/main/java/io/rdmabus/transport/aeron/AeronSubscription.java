@@ -22,11 +22,15 @@ final class AeronSubscription implements TransportSubscription, ControlledFragme
     private final List<Subscription> subscriptions;
     private volatile boolean closed;
     private boolean backPressured;
+    /** The transport's counters; this subscription writes the receive ones on the receive agent. */
+    private final java.util.concurrent.atomic.AtomicLongArray counters;
 
-    AeronSubscription(final AeronTransport transport, final SubscriptionSink sink, final List<Subscription> subscriptions) {
+    AeronSubscription(final AeronTransport transport, final SubscriptionSink sink, final List<Subscription> subscriptions,
+                      final java.util.concurrent.atomic.AtomicLongArray counters) {
         this.transport = transport;
         this.sink = sink;
         this.subscriptions = subscriptions;
+        this.counters = counters;
     }
 
     /**
@@ -51,8 +55,11 @@ final class AeronSubscription implements TransportSubscription, ControlledFragme
         }
         if (sink.onFrame(buffer, offset, length) == SubscriptionSink.BACK_PRESSURE) {
             backPressured = true;
+            AeronCounter.RECEIVE_BACK_PRESSURED.add(counters, 1);
             return Action.ABORT;
         }
+        AeronCounter.FRAMES_RECEIVED.add(counters, 1);
+        AeronCounter.BYTES_RECEIVED.add(counters, length);
         return Action.CONTINUE;
     }
 

@@ -83,11 +83,24 @@ public final class AeronTransport implements Transport {
     private List<String> controlEndpoints = List.of();
     private volatile boolean started;
     private volatile boolean closed;
+    /** The {@link AeronCounter.Source#TRANSPORT} counters (each descriptor names its writer thread). */
+    private final java.util.concurrent.atomic.AtomicLongArray counters = AeronCounter.newValues();
+    /** What closed publications counted (added atomically when one closes). */
+    private final java.util.concurrent.atomic.AtomicLongArray closedPublications = AeronCounter.newValues();
+    /** Per {@link AeronCounter}: the media driver's counter id of its system counter, -1 if none; set at start. */
+    private final int[] driverCounterIds = new int[AeronCounter.values().length];
+    /** The driver's counters as they were when this transport closed its client (guarded by this). */
+    private final long[] driverFinal = new long[AeronCounter.values().length];
+    /** Set (under this object's lock) just before the client is closed: the driver's counters are then {@link #driverFinal}. */
+    private boolean clientClosed;
+    private final io.aeron.AvailableImageHandler onImageAvailable = image -> AeronCounter.IMAGES_AVAILABLE.add(counters, 1);
+    private final io.aeron.UnavailableImageHandler onImageUnavailable = image -> AeronCounter.IMAGES_UNAVAILABLE.add(counters, 1);
 
     /** @param config validated settings */
     public AeronTransport(final AeronTransportConfig config) {
         this.config = config;
         this.name = config.medium().factoryName();
+        java.util.Arrays.fill(driverCounterIds, -1);
     }
 
     @Override
@@ -152,6 +165,7 @@ public final class AeronTransport implements Transport {
             }
             throw new TransportException(name + ": cannot start the Aeron media driver/client in '" + aeronDir + "': " + ex.getMessage(), ex);
         }
+        findDriverCounters();
         final Set<String> endpoints = new LinkedHashSet<>();
         endpoints.add(config.endpoint());
         endpoints.addAll(ctx.discovery().endpoints(name));
@@ -359,14 +373,14 @@ public final class AeronTransport implements Transport {
         final List<Subscription> aeronSubscriptions = new ArrayList<>();
         try {
             for (final String channel : channels) {
-                aeronSubscriptions.add(onAgent(() -> aeron.addSubscription(channel, streamId)));
+                aeronSubscriptions.add(onAgent(() -> aeron.addSubscription(channel, streamId, onImageAvailable, onImageUnavailable)));
             }
         } catch (final AeronException ex) {
             aeronSubscriptions.forEach(CloseHelper::quietClose);
             throw new TransportException(name + ": cannot subscribe topic '" + topic.name() + "' on " + channels + " stream " + streamId
                 + ": " + ex.getMessage(), ex);
         }
-        final AeronSubscription subscription = new AeronSubscription(this, sink, List.copyOf(aeronSubscriptions));
+        final AeronSubscription subscription = new AeronSubscription(this, sink, List.copyOf(aeronSubscriptions), counters);
         subscriptions.add(subscription);
         await(receiveAgent.add(subscription), "add subscription for topic '" + topic.name() + "'");
         return subscription;
@@ -439,6 +453,11 @@ public final class AeronTransport implements Transport {
 
     void onPublicationClosed(final AeronPublication publication) {
         publications.remove(publication);
+        for (final AeronCounter counter : AeronCounter.values()) {
+            if (counter.source() == AeronCounter.Source.PUBLICATIONS) {
+                closedPublications.addAndGet(counter.id(), publication.counts.get(counter.id()));
+            }
+        }
         if (!closed) {
             final ExclusivePublication p = publication.aeronPublication();
             if (driver != null && config.medium() == AeronMedium.UDP && !p.isClosed() && p.isConnected()) {
@@ -471,6 +490,69 @@ public final class AeronTransport implements Transport {
         subscription.aeronSubscriptions().forEach(CloseHelper::quietClose);
     }
 
+    // ---------------------------------------------------------------- counters
+
+    /** Finds the media driver's system counters that {@link AeronCounter} reads (control path, once at start). */
+    private void findDriverCounters() {
+        final CountersReader reader = aeron.countersReader();
+        reader.forEach((counterId, typeId, keyBuffer, label) -> {
+            if (typeId != io.aeron.driver.status.SystemCounterDescriptor.SYSTEM_COUNTER_TYPE_ID) {
+                return;
+            }
+            final int systemId = keyBuffer.getInt(0);
+            for (final AeronCounter counter : AeronCounter.values()) {
+                if (counter.systemCounter() != null && counter.systemCounter().id() == systemId) {
+                    driverCounterIds[counter.id()] = counterId;
+                }
+            }
+        });
+    }
+
+    /**
+     * One entry per {@link AeronCounter}, in its order, by its name; each descriptor says what it counts and which thread
+     * writes it. The driver's counters are 0 before start.
+     */
+    @Override
+    public java.util.Map<String, Long> counters() {
+        final java.util.Map<String, Long> out = new java.util.LinkedHashMap<>();
+        for (final AeronCounter counter : AeronCounter.values()) {
+            out.put(counter.counterName(), value(counter));
+        }
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
+    private long value(final AeronCounter counter) {
+        return switch (counter.source()) {
+            case TRANSPORT -> counters.get(counter.id());
+            case PUBLICATIONS -> {
+                long sum = closedPublications.get(counter.id());
+                for (final AeronPublication publication : publications) {
+                    sum += publication.counts.get(counter.id());
+                }
+                yield sum;
+            }
+            case GAUGE -> {
+                long images = 0;
+                for (final AeronSubscription subscription : subscriptions) {
+                    for (final Subscription s : subscription.aeronSubscriptions()) {
+                        images += s.imageCount();
+                    }
+                }
+                yield images;
+            }
+            case DRIVER -> driverValue(counter);
+        };
+    }
+
+    /** Under this object's lock: {@link #close()} unmaps the driver's counters, after keeping their last values. */
+    private synchronized long driverValue(final AeronCounter counter) {
+        final int id = driverCounterIds[counter.id()];
+        if (clientClosed || aeron == null || id < 0) {
+            return driverFinal[counter.id()];
+        }
+        return aeron.countersReader().getCounterValue(id);
+    }
+
     // ---------------------------------------------------------------- close
 
     @Override
@@ -482,6 +564,12 @@ public final class AeronTransport implements Transport {
         if (driver != null) {
             awaitSent();
         }
+        for (final AeronCounter counter : AeronCounter.values()) {
+            if (counter.source() == AeronCounter.Source.DRIVER) {
+                driverFinal[counter.id()] = driverValue(counter);
+            }
+        }
+        clientClosed = true;
         closeResources();
         LOG.info("{}: transport closed{}", name, driver == null ? "" : ", driver dir " + aeronDir + " removed");
     }

@@ -7,6 +7,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
@@ -95,6 +96,10 @@ final class PeerConnection extends ChannelDuplexHandler {
     /** TLS: the TLS handshake failure was counted already (it arrives both as an event and as an exception). */
     private boolean tlsRefused;
     private volatile boolean handshaken;
+    /** This connection's counters, one slot per {@link TcpConnectionCounter} (each descriptor names its writer thread). */
+    private final AtomicLongArray counters = new AtomicLongArray(TcpConnectionCounter.values().length);
+    /** The transport's id for this connection, set once at the handshake (under the transport's lock); 0 before. */
+    volatile long connectionId;
 
     volatile long remoteNodeId;
     volatile String remoteBusName = "?";
@@ -367,6 +372,10 @@ final class PeerConnection extends ChannelDuplexHandler {
                 break;
             }
             queuedBytes.addAndGet(-message.readableBytes());
+            if (message.getUnsignedByte(message.readerIndex() + TcpProtocol.LENGTH_FIELD) == TcpProtocol.TYPE_DATA) {
+                countOnLoop(TcpConnectionCounter.MESSAGES_OUT, 1);
+                countOnLoop(TcpConnectionCounter.BYTES_OUT, message.readableBytes() - TcpProtocol.DATA_HEADER);
+            }
             ctx.write(message, ctx.voidPromise());
             count++;
         }
@@ -475,6 +484,8 @@ final class PeerConnection extends ChannelDuplexHandler {
                         if (!deliver(in.getIntLE(body), body + 4, end - body - 4, TcpProtocol.LENGTH_FIELD + length)) {
                             return;
                         }
+                        countOnLoop(TcpConnectionCounter.MESSAGES_IN, 1);
+                        countOnLoop(TcpConnectionCounter.BYTES_IN, end - body - 4);
                     }
                     case TcpProtocol.TYPE_SUBSCRIBE -> {
                         if (!onSubscribe(in, body, end)) {
@@ -676,5 +687,33 @@ final class PeerConnection extends ChannelDuplexHandler {
 
     boolean isHandshaken() {
         return handshaken;
+    }
+
+    // ------------------------------------------------------------------ counters
+
+    /** Adds to a counter whose only writer is the event loop (a plain read and a release write). */
+    private void countOnLoop(final TcpConnectionCounter counter, final long delta) {
+        counters.setRelease(counter.id(), counters.getPlain(counter.id()) + delta);
+    }
+
+    /** A best-effort frame was not queued to this peer (a publisher thread; atomic: several may drop at once). */
+    void onDrop() {
+        counters.incrementAndGet(TcpConnectionCounter.DROPS.id());
+    }
+
+    /** @param earlier connections to this peer node before this one (at the handshake, under the transport's lock) */
+    void reconnects(final long earlier) {
+        counters.setRelease(TcpConnectionCounter.RECONNECTS.id(), earlier);
+    }
+
+    /** @return this connection's counters, by {@link TcpConnectionCounter} name in its order (any thread: a racy snapshot) */
+    io.rdmabus.ConnectionStats stats() {
+        final java.util.Map<String, Long> values = new java.util.LinkedHashMap<>();
+        for (final TcpConnectionCounter counter : TcpConnectionCounter.values()) {
+            values.put(counter.counterName(), counter == TcpConnectionCounter.QUEUED_BYTES ? queuedBytes() : counters.getAcquire(counter.id()));
+        }
+        final Channel ch = channel;
+        return new io.rdmabus.ConnectionStats(connectionId, (ch == null ? "?" : String.valueOf(ch.remoteAddress())) + " (" + remoteBusName + ")",
+            java.util.Collections.unmodifiableMap(values));
     }
 }

@@ -142,6 +142,7 @@ final class TcpPublication implements TransportPublication, FrameClaim {
             for (final RemoteSubscriber target : out.subscribers) {
                 if (target.connection.queuedBytes() + wireLength > outboundLimitBytes || target.reliable && !target.tryReserve(wireLength)) {
                     transport.onBestEffortDrop();
+                    target.connection.onDrop();
                     continue;
                 }
                 target.connection.send(buf.retainedDuplicate());

@@ -68,6 +68,9 @@ public final class TcpTransport implements Transport {
     private final Int2ObjectHashMap<TopicDescriptor> localTopics = new Int2ObjectHashMap<>();
     private final List<TcpPublication> publications = new ArrayList<>();
     private final List<Seed> seeds = new ArrayList<>();
+    /** Handshaken connections so far per peer node id (a connection's {@code reconnects}), and the last connection id. */
+    private final java.util.HashMap<Long, Long> connectionsByNode = new java.util.HashMap<>();
+    private long lastConnectionId;
     /** Every channel with a handler, handshaken or not, so close() can reach connections still in their hello. */
     private final java.util.Set<PeerConnection> allChannels = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Copy-on-write: replaced under the lock, read without it on the event loop. */
@@ -349,6 +352,9 @@ public final class TcpTransport implements Transport {
                 return false; // closed while its hello was processed: onConnectionClosed has already run, so it must not be counted
             }
             connections.add(connection);
+            connection.connectionId = ++lastConnectionId;
+            final long earlier = connectionsByNode.merge(connection.remoteNodeId, 1L, Long::sum) - 1;
+            connection.reconnects(earlier);
             localTopics.forEach((topicId, topic) -> connection.send(subscribeMessage(topic)));
         }
         if (connection.seed != null) {
@@ -458,6 +464,20 @@ public final class TcpTransport implements Transport {
             "handshakeTimeouts", handshakeTimeouts(), "bestEffortDrops", bestEffortDrops(), "backPressurePauses", backPressurePauses(),
             "framesWithoutSubscriber", framesWithoutSubscriber(), "connectAttempts", connectAttempts(), "connectionsClosed",
             connectionsClosed());
+    }
+
+    /**
+     * Each handshaken connection with its {@link TcpConnectionCounter counters}; its id is unique for this transport's life.
+     */
+    @Override
+    public List<io.rdmabus.ConnectionStats> connections() {
+        final List<PeerConnection> live;
+        synchronized (lock) {
+            live = new ArrayList<>(connections);
+        }
+        final List<io.rdmabus.ConnectionStats> out = new ArrayList<>(live.size());
+        live.forEach(c -> out.add(c.stats()));
+        return out;
     }
 
     /**
