@@ -5,6 +5,7 @@ import io.rdmabus.rdma.verbs.CmId;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.RecvRequest;
+import io.rdmabus.rdma.verbs.RecvRequestList;
 import io.rdmabus.rdma.verbs.SendRequest;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,6 +30,8 @@ final class Connection {
     static final int SIGNAL_INTERVAL = 16;
     /** Inline send size asked for at QP creation: small frames and control messages skip the memory-region read. */
     static final int INLINE_BYTES = 256;
+    /** Receive buffers re-posted with one {@code ibv_post_recv} at most (the poller's post list per connection). */
+    static final int REPOST_LIST = 32;
     private static final long SEQ_MASK = WorkRequestId.SEQUENCE_MASK;
 
     // ---- immutable: set by the cm agent at construction, read by every thread
@@ -43,7 +46,7 @@ final class Connection {
     final UnsafeBuffer ctrlView;
     final int slotBytes;
     final int recvSlots;
-    /** Largest send posted inline on this QP (0 if the device refused inline sends). */
+    /** Largest send posted inline on this QP: the {@code max_inline_data} the device granted (0 if it refused inline sends). */
     final int maxInlineBytes;
 
     // ---- shared: atomics and volatiles, each written and read by the threads named
@@ -101,6 +104,13 @@ final class Connection {
     // first receives with recvRequest before, and closes both requests after)
     final RecvRequest recvRequest = new RecvRequest();
     final SendRequest ctrlRequest = new SendRequest();
+    /**
+     * Receive buffers freed during the current poll batch and duty cycle, re-posted together by one {@code ibv_post_recv}
+     * over this preallocated off-heap list ({@code Poller.flushReposts}): poller-owned, like every field in this group.
+     */
+    final RecvRequestList reposts;
+    /** Of the buffers in {@link #reposts}: those of consumed DATA frames, whose credits count only once they are posted. */
+    int repostCredits;
     final int[] heldSlot;
     final int[] heldLength;
     /** Per held frame: whether its bus frame header passed {@code FrameHeader.validate} when it arrived (see {@link Poller}). */
@@ -162,6 +172,7 @@ final class Connection {
         this.heldLength = new int[recvSlots];
         this.earlySlot = new int[recvSlots];
         this.earlyLength = new int[recvSlots];
+        this.reposts = new RecvRequestList(Math.min(REPOST_LIST, recvSlots));
         // room for every send the QP can hold twice over: a full ring means completions were lost, which tears down
         this.sendRing = new long[Integer.highestOneBit(Math.max(64, maxSendWr * 4) - 1) << 1];
         this.sendRingMask = sendRing.length - 1;

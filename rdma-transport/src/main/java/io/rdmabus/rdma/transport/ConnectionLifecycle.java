@@ -64,8 +64,9 @@ final class ConnectionLifecycle {
             recvMr = d.pd.registerMemory((long) config.slotBytes() * config.recvBuffers(), Access.LOCAL_WRITE);
             ctrlMr = d.pd.registerMemory((long) Wire.CONTROL_BYTES * RdmaTransportConfig.CONTROL_SLOTS, Access.NONE);
             int connId = ctx.connections.nextId();
+            // what the device granted (at least what we asked for): sends up to it go inline
             Connection c = new Connection(connId, peer, id, ownChannel, qp, recvMr, ctrlMr, config.slotBytes(), config.recvBuffers(),
-                    sendWr, inline);
+                    sendWr, inline == 0 ? 0 : qp.maxInlineBytes());
             for (int s = 0; s < config.recvBuffers(); s++) {
                 long wrId = WorkRequestId.of(connId, WorkRequestId.KIND_RECV, 0, s);
                 int rc = qp.postRecv(c.recvRequest.prepare(wrId, recvMr, (long) s * c.slotBytes, c.slotBytes));
@@ -98,6 +99,7 @@ final class ConnectionLifecycle {
             closeQuietly(c.qp);
         }
         c.recvRequest.close();
+        c.reposts.close();
         c.ctrlRequest.close();
         closeQuietly(c.recvMr);
         closeQuietly(c.ctrlMr);

@@ -102,7 +102,8 @@ class Poller implements Agent {
         }
         work += n;
         if (ud != null) {
-            work += ud.onPollerDuty(); // UD path
+            ud.flushReposts(); // UD path: the batch's receive buffers in one post
+            work += ud.onPollerDuty();
         }
         work += resume.stepReplays();
         // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
@@ -115,6 +116,7 @@ class Poller implements Agent {
         for (int i = 0; i < active.size(); i++) {
             Connection c = active.get(i);
             work += deliverHeld(c);
+            flushReposts(c); // this batch's freed receive buffers in one post, before the CREDIT for them
             work += control.flush(c, idle, keepalive);
         }
         if (idle) {
@@ -162,6 +164,10 @@ class Poller implements Agent {
         if (n > 0) {
             for (int i = 0; i < n; i++) {
                 onCompletion(i);
+            }
+            flushAllReposts();
+            if (ud != null) {
+                ud.flushReposts(); // UD path
             }
             completions += n;
             return n;
@@ -352,13 +358,66 @@ class Poller implements Agent {
     }
 
     private void repost(final Connection c, final int slot) {
+        repost(c, slot, false);
+    }
+
+    /**
+     * Queues receive buffer {@code slot} for re-posting in the connection's post list; {@link #flushReposts} posts the
+     * list (at once if it is full). {@code credit}: a consumed DATA frame's buffer, whose credit is owed to the peer only
+     * once the buffer is posted again.
+     */
+    private void repost(final Connection c, final int slot, final boolean credit) {
         if (c.closed) {
             return;
         }
-        int rc = c.qp.postRecv(c.recvRequest.prepare(WorkRequestId.of(c.id, WorkRequestId.KIND_RECV, 0, slot), c.recvMr, (long) slot * c.slotBytes,
-                c.slotBytes));
+        if (c.reposts.isFull()) {
+            flushReposts(c);
+            if (c.closed) {
+                return;
+            }
+        }
+        c.reposts.add(WorkRequestId.of(c.id, WorkRequestId.KIND_RECV, 0, slot), c.recvMr, (long) slot * c.slotBytes, c.slotBytes);
+        if (credit) {
+            c.repostCredits++;
+        }
+    }
+
+    /**
+     * Posts the receive buffers queued on {@code c} with one {@code ibv_post_recv} over its list, then counts their
+     * credits for return (the CREDIT goes out after this, in {@link ControlSender#flush}). A failed post fails the
+     * connection: the buffers before {@code bad_wr} were posted and are flushed with the QP, the rest stay with it; none
+     * is posted twice and no credit is granted for any of them.
+     *
+     * @return buffers posted
+     */
+    private int flushReposts(final Connection c) {
+        int n = c.reposts.count();
+        if (n == 0) {
+            return 0;
+        }
+        if (c.closed) {
+            c.reposts.clear();
+            c.repostCredits = 0;
+            return 0;
+        }
+        int rc = c.qp.postRecv(c.reposts);
         if (rc != 0) {
-            fail(c, new VerbsException("ibv_post_recv", rc));
+            int failedAt = c.reposts.failedIndex();
+            c.reposts.clear();
+            c.repostCredits = 0;
+            fail(c, new VerbsException("ibv_post_recv (post list of " + n + ", refused at " + failedAt + ")", rc));
+            return 0;
+        }
+        c.creditsToReturn += c.repostCredits;
+        c.repostCredits = 0;
+        c.reposts.clear();
+        return n;
+    }
+
+    /** Posts every connection's queued receive buffers (after a batch of completions handled outside {@link #doWork}). */
+    private void flushAllReposts() {
+        for (int i = 0; i < active.size(); i++) {
+            flushReposts(active.get(i));
         }
     }
 
@@ -399,9 +458,8 @@ class Poller implements Agent {
             c.headTaken = false;
             c.heldHead = (c.heldHead + 1) % c.recvSlots;
             c.heldSize--;
-            c.creditsToReturn++;
             delivered++;
-            repost(c, slot);
+            repost(c, slot, true); // its credit counts once flushReposts posted it
         }
         return delivered;
     }
@@ -438,6 +496,7 @@ class Poller implements Agent {
             onReceive(c, c.earlySlot[i], c.earlyLength[i]); // what the peer sent before it was verified, in order
         }
         c.earlyCount = 0;
+        flushReposts(c);
     }
 
     /**
@@ -486,6 +545,8 @@ class Poller implements Agent {
         c.closed = true;
         active.remove(c);
         c.heldSize = 0;
+        c.reposts.clear(); // never posted: the buffers go with the QP
+        c.repostCredits = 0;
         boolean closing = ctx.transportClosed();
         if (!closing) {
             resume.onConnectionLost(c); // held frames are dropped with the connection; consumed says where a reconnect resumes

@@ -11,7 +11,7 @@ import io.rdmabus.rdma.verbs.ProtectionDomain;
 import io.rdmabus.rdma.verbs.QpType;
 import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.QueuePairSpec;
-import io.rdmabus.rdma.verbs.RecvRequest;
+import io.rdmabus.rdma.verbs.RecvRequestList;
 import io.rdmabus.rdma.verbs.UdPeer;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
@@ -38,7 +38,8 @@ import static io.rdmabus.rdma.transport.DeviceResources.closeQuietly;
 /**
  * The best-effort UD path of one transport: one UD queue pair (created through an rdma_cm id in the UDP port space,
  * so multicast joins attach it), a registered pool of receive buffers that are all pre-posted and re-posted after each
- * delivery, per-peer address handles (unicast mode) and per-topic multicast groups (multicast mode).
+ * delivery (one post list per poll batch), per-peer address handles (unicast mode) and per-topic multicast groups
+ * (multicast mode).
  *
  * <p>The QP's Q_Key is derived from the bus identity ({@link UdConfig#qkey()}), and from the bus secret when there is
  * one ({@link UdConfig#qkey(byte[])}): the device drops datagrams carrying another key, so two buses on one fabric do
@@ -61,6 +62,10 @@ final class UdEndpoint implements AutoCloseable {
     private static final int GRH_IPV4_SOURCE_OFFSET = 20 + 12;
     private static final int TABLE = 4096;
     static final int SEND_QUEUE_DEPTH = 1024;
+    /** Inline send size asked for at QP creation: datagrams up to what the device grants are copied at post time. */
+    static final int INLINE_BYTES = 256;
+    /** Receive buffers re-posted with one {@code ibv_post_recv} at most. */
+    static final int REPOST_LIST = 64;
 
     final UdConfig config;
     final int payloadBytes;
@@ -78,7 +83,14 @@ final class UdEndpoint implements AutoCloseable {
     private final CmId sendId;
     private final MemoryRegion recvMr;
     private final UnsafeBuffer recvView;
-    private final RecvRequest recvRequest = new RecvRequest();
+    /**
+     * Receive buffers freed during the current poll batch, re-posted together by one {@code ibv_post_recv} over this
+     * preallocated off-heap list ({@link #flushReposts}); the poller thread owns it (the start thread pre-posts through
+     * it before the poller runs).
+     */
+    private final RecvRequestList reposts = new RecvRequestList(REPOST_LIST);
+    /** Largest datagram posted inline: the {@code max_inline_data} the device granted the QP (0: none). */
+    final int maxInlineBytes;
     private final int recvStride;
     private final int recvSlots;
     private final int sendSlots;
@@ -88,6 +100,8 @@ final class UdEndpoint implements AutoCloseable {
     final AtomicInteger posters = new AtomicInteger();
     private final AtomicReferenceArray<UdRemote> remotes = new AtomicReferenceArray<>(TABLE);
     private final AtomicReferenceArray<UdPublication> pools = new AtomicReferenceArray<>(TABLE);
+    /** The data sends in flight by post sequence: posts and their release (publishers and the poller, its monitor). */
+    final UdSendRing sendRing = new UdSendRing(SEND_QUEUE_DEPTH, pools, outstanding);
     private final AtomicInteger nextPool = new AtomicInteger();
     private final List<UdPublication> publications = new ArrayList<>();
     private final List<UdRemote> retired = new ArrayList<>();
@@ -133,7 +147,12 @@ final class UdEndpoint implements AutoCloseable {
             ch = new CmEventChannel();
             data = CmId.create(ch, CmId.PortSpace.UDP);
             data.bind(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
-            q = data.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, SEND_QUEUE_DEPTH, recvSlots, 0));
+            try {
+                q = data.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, SEND_QUEUE_DEPTH, recvSlots, INLINE_BYTES));
+            } catch (VerbsException e) {
+                // a device without inline sends: every datagram reads its registered slot
+                q = data.createQueuePair(pd, cq, cq, new QueuePairSpec(QpType.UD, SEND_QUEUE_DEPTH, recvSlots, 0));
+            }
             if (q.maxUdPayloadBytes() < payloadBytes) {
                 throw new TransportException("The path MTU of " + bindIp + " is " + q.maxUdPayloadBytes() + " bytes, below "
                         + RdmaTransportConfig.UD_PAYLOAD_BYTES + " = " + payloadBytes + ": set it to " + q.maxUdPayloadBytes());
@@ -155,7 +174,7 @@ final class UdEndpoint implements AutoCloseable {
             closeQuietly(send);
             closeQuietly(data);
             closeQuietly(ch);
-            recvRequest.close();
+            reposts.close();
             if (e instanceof TransportException te) {
                 throw te;
             }
@@ -167,6 +186,7 @@ final class UdEndpoint implements AutoCloseable {
         this.groups = new UdGroups(data, send, pd);
         this.qp = q;
         this.qpn = q.qpNumber();
+        this.maxInlineBytes = q.maxInlineBytes();
         this.recvMr = mr;
         this.recvView = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
     }
@@ -183,9 +203,13 @@ final class UdEndpoint implements AutoCloseable {
         UdEndpoint e = new UdEndpoint(config, qkey, payloadBytes, sendSlots, pd, cq, bindIp, errors, withSendId);
         try {
             for (int s = 0; s < e.recvSlots; s++) {
-                int rc = e.qp.postRecv(e.recvRequest.prepare(recvWrId(s), e.recvMr, (long) s * e.recvStride, e.recvStride));
-                if (rc != 0) {
-                    throw new VerbsException("ibv_post_recv", rc);
+                e.reposts.add(recvWrId(s), e.recvMr, (long) s * e.recvStride, e.recvStride);
+                if (e.reposts.isFull() || s == e.recvSlots - 1) {
+                    int rc = e.qp.postRecv(e.reposts);
+                    e.reposts.clear();
+                    if (rc != 0) {
+                        throw new VerbsException("ibv_post_recv", rc);
+                    }
                 }
             }
         } catch (RuntimeException ex) {
@@ -425,7 +449,7 @@ final class UdEndpoint implements AutoCloseable {
 
     /**
      * A completion of this endpoint's QP (poller thread): a send returns its slot; a receive is delivered to the local
-     * subscriptions of the envelope's topic and its buffer re-posted at once.
+     * subscriptions of the envelope's topic and its buffer queued for the batch's re-post ({@link #flushReposts}).
      *
      * @param local the poller's subscriptions by topic id
      */
@@ -439,11 +463,8 @@ final class UdEndpoint implements AutoCloseable {
             return;
         }
         if (kind == WorkRequestId.KIND_UD_SEND) {
-            outstanding.decrementAndGet();
-            UdPublication p = pools.get(pool);
-            if (p != null) {
-                p.onSendComplete(slot);
-            }
+            // releases this send and the unsignalled ones before it (an error completion too: it may be unsignalled)
+            sendRing.onCompletion(WorkRequestId.sequenceBits(wcs.wrId(i)));
             if (status != WorkCompletions.SUCCESS && status != WorkCompletions.WR_FLUSH_ERR && !closed) {
                 errors.accept(new TransportException("rdma UD send failed: " + WorkCompletions.statusText(status)));
             }
@@ -500,14 +521,51 @@ final class UdEndpoint implements AutoCloseable {
         delivered++;
     }
 
+    /** Queues receive buffer {@code slot} for {@link #flushReposts} (posts the list first if it is full). */
     private void repost(final int slot) {
         if (closed) {
             return;
         }
-        final int rc = qp.postRecv(recvRequest.prepare(recvWrId(slot), recvMr, (long) slot * recvStride, recvStride));
-        if (rc != 0) {
-            receiveErrors++;
+        if (reposts.isFull()) {
+            flushReposts();
+            if (reposts.isFull()) {
+                receiveErrors++; // the device keeps refusing: this buffer is out of the pool (counted)
+                return;
+            }
         }
+        reposts.add(recvWrId(slot), recvMr, (long) slot * recvStride, recvStride);
+    }
+
+    /**
+     * Posts the receive buffers freed since the last call with one {@code ibv_post_recv} over the list (poller thread,
+     * after each poll batch). If the device refuses one ({@code bad_wr}), those before it are posted, and it and the
+     * rest stay queued for the next call (counted in {@link #receiveErrors}): none is posted twice or dropped.
+     *
+     * @return buffers posted
+     */
+    int flushReposts() {
+        final int n = reposts.count();
+        if (n == 0) {
+            return 0;
+        }
+        if (closed) {
+            reposts.clear();
+            return 0;
+        }
+        final int rc = qp.postRecv(reposts);
+        if (rc == 0) {
+            reposts.clear();
+            return n;
+        }
+        receiveErrors++;
+        final int failedAt = reposts.failedIndex();
+        if (failedAt < 0) {
+            receiveErrors += n - 1; // bad_wr names none of them: count them out rather than risk posting one twice
+            reposts.clear();
+            return 0;
+        }
+        reposts.dropFirst(failedAt);
+        return failedAt;
     }
 
     // ------------------------------------------------------------------------------------------------ counters
@@ -583,7 +641,7 @@ final class UdEndpoint implements AutoCloseable {
         if (adverts != null) {
             adverts.close();
         }
-        recvRequest.close();
+        reposts.close();
         closeQuietly(sendId);
         closeQuietly(dataId);
         closeQuietly(channel);

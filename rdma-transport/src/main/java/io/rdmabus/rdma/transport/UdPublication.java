@@ -2,7 +2,7 @@ package io.rdmabus.rdma.transport;
 
 import io.rdmabus.rdma.verbs.AddressHandle;
 import io.rdmabus.rdma.verbs.MemoryRegion;
-import io.rdmabus.rdma.verbs.SendRequest;
+import io.rdmabus.rdma.verbs.SendRequestList;
 import io.rdmabus.spi.FrameClaim;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.TransportPublication;
@@ -40,7 +40,11 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private final int slots;
     private final MemoryRegion mr;
     private final UnsafeBuffer view;
-    private final SendRequest request = new SendRequest();
+    /**
+     * The frame's datagrams, one per destination, posted with one {@code ibv_post_send} ({@link UdSendRing#post}):
+     * preallocated off-heap work requests, owned by the thread holding the claim ({@link ClaimGate}).
+     */
+    private final SendRequestList requests;
     /** Per slot: datagrams posted from it whose completion the poller has not seen yet (0 = free). */
     private final AtomicIntegerArray refs;
     private final UdEndpoint.UdRemote[] targets = new UdEndpoint.UdRemote[64];
@@ -68,6 +72,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
         this.maxFrame = slotBytes - Wire.ENVELOPE_BYTES;
         this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
         this.refs = new AtomicIntegerArray(slots);
+        this.requests = new SendRequestList(targets.length);
     }
 
     @Override
@@ -170,34 +175,46 @@ final class UdPublication implements TransportPublication, FrameClaim {
         final int base = slot * slotBytes;
         view.putInt(base + Wire.TYPE_OFFSET, Wire.DATA, ByteOrder.LITTLE_ENDIAN);
         view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
-        refs.set(slot, targetCount);
         cursor = slot + 1 == slots ? 0 : slot + 1;
-        final long wrId = WorkRequestId.of(0, WorkRequestId.KIND_UD_SEND, poolIndex, slot);
+        final int bytes = Wire.ENVELOPE_BYTES + claimLength;
+        // inline: the provider copies the datagram into the work request at post time, so the slot is free again at once
+        final boolean inline = bytes <= endpoint.maxInlineBytes;
+        if (!inline) {
+            refs.set(slot, targetCount); // the device reads the slot: each datagram holds it until its release
+        }
+        requests.clear();
         if (group != null) {
-            post(wrId, slot, base, group.ah, UdEndpoint.MULTICAST_QPN);
+            add(base, bytes, inline, group.ah, UdEndpoint.MULTICAST_QPN);
         } else {
             for (int i = 0; i < targetCount; i++) {
-                post(wrId, slot, base, targets[i].ah(), targets[i].qpn());
+                add(base, bytes, inline, targets[i].ah(), targets[i].qpn());
             }
+        }
+        final int posted = requests.count() == 0 ? 0 : endpoint.sendRing.post(endpoint.qp, requests, poolIndex, slot, !inline);
+        requests.clear();
+        sent += posted;
+        final int lost = targetCount - posted; // not posted: a closed handle, or the device refused (bad_wr and after)
+        if (lost > 0) {
+            postFailures += lost;
+            if (!inline) {
+                refs.addAndGet(slot, -lost);
+            }
+            endpoint.outstanding.addAndGet(-lost);
         }
         release();
         gate.leave();
     }
 
-    private void post(final long wrId, final int slot, final int base, final AddressHandle ah, final int qpn) {
-        int rc;
+    /** Adds one datagram to {@code ah}; leaves it out if the handle closed under us (peer left, transport closing). */
+    private void add(final int base, final int bytes, final boolean inline, final AddressHandle ah, final int qpn) {
+        final int before = requests.count();
         try {
-            rc = endpoint.qp.postSend(request.prepareSend(wrId, mr, base, Wire.ENVELOPE_BYTES + claimLength, true)
-                    .toUd(ah, qpn, endpoint.qkey));
+            requests.addSend(0, mr, base, bytes, false, inline); // UdSendRing.post sets the wr_id and the signalling
+            requests.toUd(ah, qpn, endpoint.qkey);
         } catch (RuntimeException e) {
-            rc = -1; // the handle or the QP closed under us (peer left, transport closing): a lost datagram
-        }
-        if (rc == 0) {
-            sent++;
-        } else {
-            postFailures++;
-            refs.decrementAndGet(slot);
-            endpoint.outstanding.decrementAndGet();
+            if (requests.count() > before) {
+                requests.removeLast(); // counted as a post failure by commit (targetCount - posted)
+            }
         }
     }
 
@@ -278,11 +295,12 @@ final class UdPublication implements TransportPublication, FrameClaim {
         if (!gate.awaitOpen(deadline, this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes())) {
             return;
         }
-        request.close();
+        requests.close();
         mr.close();
     }
 
-    private int busySlots() {
+    /** @return slots whose datagrams still read them (send in flight; tests) */
+    int busySlots() {
         int n = 0;
         for (int i = 0; i < slots; i++) {
             n += refs.get(i) != 0 ? 1 : 0;

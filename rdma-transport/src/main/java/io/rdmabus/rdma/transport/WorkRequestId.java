@@ -7,8 +7,9 @@ package io.rdmabus.rdma.transport;
  * <pre>
  *  63            32 31  28 27        16 15          0
  * +----------------+------+------------+-------------+
- * | connection id  | kind |    pool    |    slot     |   receives, control sends, UD sends and receives
+ * | connection id  | kind |    pool    |    slot     |   receives, control sends, UD receives, adverts
  * | connection id  | kind |   post sequence (28 bits)  |   RC data sends (see {@link Connection})
+ * |       0        | kind |   post sequence (28 bits)  |   UD data sends (see {@link UdSendRing})
  * +----------------+------+------------+-------------+
  * </pre>
  *
@@ -22,7 +23,7 @@ final class WorkRequestId {
     static final int KIND_CTRL_SEND = 2;
     /** An RC data send (low 28 bits = its post sequence on the connection). */
     static final int KIND_DATA_SEND = 3;
-    /** A UD data send (pool = the UD publication, slot = its send slot). */
+    /** A UD data send (low 28 bits = its post sequence on the UD QP, see {@link UdSendRing}). */
     static final int KIND_UD_SEND = 4;
     /** A UD receive buffer (slot = its index). */
     static final int KIND_UD_RECV = 5;
@@ -44,6 +45,11 @@ final class WorkRequestId {
         return ((long) connectionId << 32) | ((long) KIND_DATA_SEND << 28) | (seq & SEQUENCE_MASK);
     }
 
+    /** @return the wr_id of UD data send {@code seq}: the low 28 bits of its post sequence on the UD QP */
+    static long ofUdSend(final long seq) {
+        return ((long) KIND_UD_SEND << 28) | (seq & SEQUENCE_MASK);
+    }
+
     static int connectionId(final long wrId) {
         return (int) (wrId >>> 32);
     }
@@ -60,7 +66,7 @@ final class WorkRequestId {
         return (int) wrId & 0xFFFF;
     }
 
-    /** @return the post-sequence bits of a data send's wr_id */
+    /** @return the post-sequence bits of a data send's wr_id (RC or UD) */
     static long sequenceBits(final long wrId) {
         return wrId & SEQUENCE_MASK;
     }

@@ -281,11 +281,13 @@ public final class CmId extends NativeResource {
         if ((spec.type() == QpType.UD) != (portSpace == PortSpace.UDP)) {
             throw new IllegalArgumentException(spec.type() + " QP does not fit a " + portSpace + " rdma_cm id");
         }
+        int granted;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = ProtectionDomain.fillInitAttr(arena, spec, sendCq, recvCq);
             Native.callInt("rdma_create_qp", CREATE_QP, id, pd.segment(), attr);
+            granted = ProtectionDomain.grantedInlineBytes(attr); // rdma_create_qp copies the granted caps back
         }
-        return new QueuePair(pd, sendCq, recvCq, rdma_cm_id.qp(id), spec, this);
+        return new QueuePair(pd, sendCq, recvCq, rdma_cm_id.qp(id), spec, this, granted);
     }
 
     void destroyQp() {

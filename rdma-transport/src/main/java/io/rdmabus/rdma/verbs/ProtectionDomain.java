@@ -64,8 +64,13 @@ public final class ProtectionDomain extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = fillInitAttr(arena, spec, sendCq, recvCq);
             MemorySegment qp = Native.callPointer("ibv_create_qp", CREATE_QP, pd, attr);
-            return new QueuePair(this, sendCq, recvCq, qp, spec, null);
+            return new QueuePair(this, sendCq, recvCq, qp, spec, null, grantedInlineBytes(attr));
         }
+    }
+
+    /** @return {@code cap.max_inline_data} of an init attr after the create call wrote back what the device granted */
+    static int grantedInlineBytes(MemorySegment initAttr) {
+        return ibv_qp_cap.max_inline_data(ibv_qp_init_attr.cap(initAttr));
     }
 
     static MemorySegment fillInitAttr(Arena arena, QueuePairSpec spec, CompletionQueue sendCq, CompletionQueue recvCq) {

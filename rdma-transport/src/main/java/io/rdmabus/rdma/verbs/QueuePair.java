@@ -8,6 +8,7 @@ import io.rdmabus.rdma.verbs.ffm.ibv_qp_init_attr;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -38,10 +39,11 @@ public final class QueuePair extends NativeResource {
     private final MemorySegment postSendFn;
     private final MemorySegment postRecvFn;
     private final int qpNum;
+    private final int maxInlineBytes;
     private int maxUdPayloadBytes = Integer.MAX_VALUE;
 
     QueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, MemorySegment qp, QueuePairSpec spec,
-              CmId cmOwner) {
+              CmId cmOwner, int grantedInlineBytes) {
         super("QueuePair", pd, sendCq, recvCq == sendCq ? null : recvCq);
         this.pd = pd;
         this.qp = qp.reinterpret(ibv_qp.sizeof());
@@ -50,6 +52,7 @@ public final class QueuePair extends NativeResource {
         this.postSendFn = pd.context().postSendFn;
         this.postRecvFn = pd.context().postRecvFn;
         this.qpNum = ibv_qp.qp_num(this.qp);
+        this.maxInlineBytes = grantedInlineBytes;
         if (spec.type() == QpType.UD) {
             int port = cmOwner != null ? cmOwner.portNumber() : 1;
             maxUdPayloadBytes = pd.context().queryPort(port).activeMtuBytes();
@@ -71,6 +74,14 @@ public final class QueuePair extends NativeResource {
         return maxUdPayloadBytes;
     }
 
+    /**
+     * @return the inline send size the device granted at creation ({@code cap.max_inline_data} as the create call
+     *     returned it: at least what {@link QueuePairSpec#maxInlineBytes()} asked for, the provider may round it up)
+     */
+    public int maxInlineBytes() {
+        return maxInlineBytes;
+    }
+
     /** @return the protection domain */
     public ProtectionDomain protectionDomain() {
         return pd;
@@ -89,6 +100,46 @@ public final class QueuePair extends NativeResource {
                     + maxUdPayloadBytes + " bytes: split the message or use RC");
         }
         return ibv_context_ops.post_send.invoke(postSendFn, qp, request.wr(), request.badWr());
+    }
+
+    /**
+     * Posts a list of send work requests with one call (ctx->ops.post_send over the linked list). On an error the
+     * requests before {@link SendRequestList#failedIndex()} were posted, that one and the rest were not.
+     *
+     * @return 0 (all posted) or an errno value
+     * @throws IllegalArgumentException for a UD payload larger than the path MTU (checked before posting anything)
+     */
+    public int postSend(SendRequestList list) {
+        checkOpen();
+        int n = list.count();
+        if (n == 0) {
+            return 0;
+        }
+        if (spec.type() == QpType.UD) {
+            for (int i = 0; i < n; i++) {
+                if (list.length(i) > maxUdPayloadBytes) {
+                    throw new IllegalArgumentException("UD payload of " + list.length(i) + " bytes exceeds the path MTU of "
+                            + maxUdPayloadBytes + " bytes: split the message or use RC");
+                }
+            }
+        }
+        list.badWr().set(ValueLayout.JAVA_LONG, 0, 0L);
+        return ibv_context_ops.post_send.invoke(postSendFn, qp, list.first(), list.badWr());
+    }
+
+    /**
+     * Posts a list of receive work requests with one call (ctx->ops.post_recv over the linked list). On an error the
+     * requests before {@link RecvRequestList#failedIndex()} were posted, that one and the rest were not.
+     *
+     * @return 0 (all posted) or an errno value
+     */
+    public int postRecv(RecvRequestList list) {
+        checkOpen();
+        if (list.count() == 0) {
+            return 0;
+        }
+        list.badWr().set(ValueLayout.JAVA_LONG, 0, 0L);
+        return ibv_context_ops.post_recv.invoke(postRecvFn, qp, list.first(), list.badWr());
     }
 
     /**

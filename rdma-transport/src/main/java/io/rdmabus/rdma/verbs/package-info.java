@@ -14,8 +14,9 @@
  * operations throw {@link io.rdmabus.rdma.verbs.RdmaConnectException} with the event type (REJECTED,
  * UNREACHABLE, ...). Data-path calls ({@code postSend}, {@code postRecv}, {@code poll}, {@code requestNotify})
  * return status codes and do not allocate: requests ({@link io.rdmabus.rdma.verbs.SendRequest},
- * {@link io.rdmabus.rdma.verbs.RecvRequest}) and completion arrays ({@link io.rdmabus.rdma.verbs.WorkCompletions})
- * are preallocated and reused.
+ * {@link io.rdmabus.rdma.verbs.RecvRequest}, and the post lists {@link io.rdmabus.rdma.verbs.SendRequestList} and
+ * {@link io.rdmabus.rdma.verbs.RecvRequestList}, whose failed post names the refused request, {@code bad_wr}) and
+ * completion arrays ({@link io.rdmabus.rdma.verbs.WorkCompletions}) are preallocated and reused.
  *
  * <p><b>Inline verbs.</b> {@code ibv_post_send/recv}, {@code ibv_poll_cq} and {@code ibv_req_notify_cq} are
  * {@code static inline} in verbs.h; the wrappers read their function pointers from {@code ctx->ops} once per

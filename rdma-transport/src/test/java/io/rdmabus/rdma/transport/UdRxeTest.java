@@ -35,6 +35,7 @@ import io.rdmabus.spi.TransportStatus;
 import io.rdmabus.spi.TransportSubscription;
 
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -46,6 +47,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -205,6 +207,58 @@ class UdRxeTest {
         assertInOrder(k2);
         assertTrue(s1.udEndpoint().delivered() >= n + 200, "frames came over UD: " + counters(s1));
         assertEquals(0, s1.udEndpoint().malformed() + s1.udEndpoint().unknownTopic() + s1.udEndpoint().receiveErrors(), counters(s1));
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+    }
+
+    /**
+     * Post lists and selective signalling: frames that fit the granted inline size go inline (they hold no slot), larger
+     * ones read their slot and the last datagram of their post list is signalled. After a mixed burst to two subscribers
+     * every datagram arrived in order, every slot is free again, and what the send queue still counts as taken is at most
+     * one unsignalled tail (below the signalling interval), released by the next completion.
+     */
+    @Test
+    void postListsWithSelectiveSignallingReleaseInlineAndRegisteredSends() throws Exception {
+        RdmaTransport s1 = start("pl-sub1", List.of(), Map.of());
+        RdmaTransport s2 = start("pl-sub2", List.of(), Map.of());
+        RdmaTransport p = start("pl-pub", List.of(s1, s2), Map.of());
+        UdEndpoint e = p.udEndpoint();
+        assertTrue(e.maxInlineBytes >= UdEndpoint.INLINE_BYTES, "rxe grants inline UD sends: asked " + UdEndpoint.INLINE_BYTES
+                + ", granted " + e.maxInlineBytes);
+        int small = FrameHeader.LENGTH + 8;
+        int large = e.maxFrameBytes();
+        assertTrue(Wire.ENVELOPE_BYTES + large > e.maxInlineBytes, "the large frames must not fit inline: " + e.maxInlineBytes);
+        TopicDescriptor topic = new TopicDescriptor("ud-postlist", 13, Delivery.BEST_EFFORT, 1000);
+        Sink k1 = new Sink();
+        Sink k2 = new Sink();
+        open.add(s1.addSubscription(topic, k1));
+        open.add(s2.addSubscription(topic, k2));
+        UdPublication pub = (UdPublication) p.addPublication(topic);
+        open.add(pub);
+        awaitConnected(pub, 2, p.route(13));
+        int n = 1000;
+        for (int seq = 0; seq < n; seq++) {
+            int length = seq % 3 == 2 ? large : small;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int status;
+            while ((status = pub.tryClaim(length)) != TransportStatus.OK && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(100_000);
+            }
+            assertEquals(TransportStatus.OK, status, "tryClaim of frame " + seq);
+            FrameHeader.write(pub.claim().buffer(), pub.claim().offset(), FrameHeader.FLAGS_UNFRAGMENTED, length, 13, 1, seq, 0);
+            pub.claim().commit();
+            if (seq % 32 == 31) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            }
+        }
+        assertTrue(awaitCount(k1, n, 60_000) & awaitCount(k2, n, 60_000), "lost datagrams: " + k1.sequences.size() + ", "
+                + k2.sequences.size() + "; sub1 " + counters(s1) + "; sub2 " + counters(s2));
+        assertInOrder(k1);
+        assertInOrder(k2);
+        assertEquals(2L * n, pub.sent(), "one datagram per subscriber and frame, none failed (" + pub.postFailures() + " failed)");
+        // every counted send queue place is then a posted, unreleased send (no claim is open)
+        Awaitility.await("slots free and at most an unsignalled tail counted").atMost(Duration.ofSeconds(10))
+                .until(() -> pub.busySlots() == 0 && e.outstanding.get() < UdSendRing.SIGNAL_INTERVAL
+                        && e.outstanding.get() == e.sendRing.unreleased());
         assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 

@@ -11,6 +11,7 @@ import io.rdmabus.rdma.verbs.QpType;
 import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.QueuePairSpec;
 import io.rdmabus.rdma.verbs.RecvRequest;
+import io.rdmabus.rdma.verbs.RecvRequestList;
 import io.rdmabus.rdma.verbs.VerbsContext;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
@@ -130,6 +131,56 @@ class RxeSingleHostTest {
                 pd.close();
                 cq.close();
                 channel.close();
+            }
+        }
+    }
+
+    @Test
+    void receivePostListsPostInOrderAndBadWrNamesTheFirstRefused() {
+        try (VerbsContext ctx = VerbsContext.open(LabEnv.DEVICE)) {
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            CompletionQueue cq = ctx.createCompletionQueue(256, null);
+            QueuePair qp = pd.createQueuePair(new QueuePairSpec(QpType.RC, 4, 8, 64), cq, cq);
+            MemoryRegion mr = pd.registerMemory(128 * 64, Access.LOCAL_WRITE);
+            try (RecvRequestList list = new RecvRequestList(128); WorkCompletions wcs = new WorkCompletions(64)) {
+                assertTrue(qp.maxInlineBytes() >= 64, "rxe grants inline sends: asked 64, granted " + qp.maxInlineBytes());
+                qp.toInitRc(1, 0);
+                for (int i = 0; i < 6; i++) {
+                    list.add(100 + i, mr, i * 64L, 64);
+                }
+                assertEquals(0, qp.postRecv(list), "a list of 6 within the receive queue");
+                list.clear();
+                // far more than the receive queue holds: the provider posts what fits and names the first refused
+                for (int i = 0; i < 128; i++) {
+                    list.add(1000 + i, mr, i * 64L, 64);
+                }
+                int rc = qp.postRecv(list);
+                assertTrue(rc != 0, "128 receives do not fit a queue of 8 (+ the 6 posted)");
+                int failedAt = list.failedIndex();
+                assertTrue(failedAt >= 0 && failedAt < 128, "bad_wr names a request of the list: " + failedAt);
+                assertEquals(1000 + failedAt, list.wrId(failedAt));
+                list.dropFirst(failedAt);
+                assertEquals(128 - failedAt, list.count(), "the refused ones stay for a later post");
+                assertEquals(1000 + failedAt, list.wrId(0));
+                qp.toError();
+                // exactly the posted ones flush, in post order: the 6, then the list up to bad_wr
+                int seen = 0;
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (System.nanoTime() < deadline && seen < 6 + failedAt) {
+                    int n = cq.poll(wcs);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(WorkCompletions.WR_FLUSH_ERR, wcs.status(i));
+                        assertEquals(seen < 6 ? 100 + seen : 1000 + seen - 6, wcs.wrId(i), "flush " + seen);
+                        seen++;
+                    }
+                }
+                assertEquals(6 + failedAt, seen, "flushed receives");
+                assertEquals(0, cq.poll(wcs), "nothing after bad_wr was posted");
+            } finally {
+                qp.close();
+                mr.close();
+                pd.close();
+                cq.close();
             }
         }
     }
