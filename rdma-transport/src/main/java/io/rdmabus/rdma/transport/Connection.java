@@ -197,6 +197,12 @@ final class Connection {
         return sinceSignal + 1 >= SIGNAL_INTERVAL || postedSeq - releasedSeq >= sendRing.length / 2;
     }
 
+    /** A data message of a {@code frameBytes} frame was received (the poller). */
+    void dataReceived(final int frameBytes) {
+        counters.setRelease(RdmaConnectionCounter.MESSAGES_IN.id(), counters.getPlain(RdmaConnectionCounter.MESSAGES_IN.id()) + 1);
+        counters.setRelease(RdmaConnectionCounter.BYTES_IN.id(), counters.getPlain(RdmaConnectionCounter.BYTES_IN.id()) + frameBytes);
+    }
+
     /** The data send {@code seq} of a {@code frameBytes} frame was posted (postLock held). */
     void dataSendPosted(final long seq, final boolean signaled, final int frameBytes) {
         postedSeq = seq + 1;

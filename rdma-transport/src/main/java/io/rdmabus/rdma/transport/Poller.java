@@ -254,6 +254,7 @@ class Poller implements Agent {
         }
         if (type == Wire.DATA) {
             dataReceives++;
+            c.dataReceived(length - Wire.ENVELOPE_BYTES);
             int tail = (c.heldHead + c.heldSize) % c.recvSlots;
             c.heldSlot[tail] = slot;
             c.heldLength[tail] = length;

@@ -7,6 +7,8 @@ package io.rdmabus.rdma.transport;
  * is one bus frame; its bytes are the frame's (bus frame header and payload, without the 8-byte RC envelope).
  */
 enum RdmaConnectionCounter {
+    MESSAGES_IN("messagesIn", false, "the poller", "data messages received on this connection (before the bus's sequence rule)"),
+    BYTES_IN("bytesIn", false, "the poller", "the frame bytes of messagesIn"),
     MESSAGES_OUT("messagesOut", false, "the thread holding the connection's postLock (a publisher, or the poller replaying)",
             "data sends posted on this connection, replays included"),
     BYTES_OUT("bytesOut", false, "as messagesOut", "the frame bytes of messagesOut"),

@@ -126,6 +126,10 @@ class RdmaCountersRxeTest {
         assertEquals(0L, pubConnection.get("reconnects"), "the first connection between the two nodes: " + expected);
         assertTrue(pubConnection.get("credits") > 0, "the subscriber returned its credits once idle: " + expected);
         assertEquals(0L, connection(expected, "rdma-sub").get("messagesOut"), "the subscriber posts no data: " + expected);
+        assertEquals(Long.valueOf(MESSAGES), connection(expected, "rdma-sub").get("messagesIn"),
+            "data messages received on the subscriber's connection: " + expected);
+        assertEquals(pubConnection.get("bytesOut"), connection(expected, "rdma-sub").get("bytesIn"), "bytes in = the peer's bytes out: "
+            + expected);
 
         final List<Path> files = CountersFile.list(List.of(dir));
         assertEquals(2, files.size(), files.toString());
