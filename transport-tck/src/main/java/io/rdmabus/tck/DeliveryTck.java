@@ -163,6 +163,130 @@ public abstract class DeliveryTck extends HostileFrameTck {
         }
     }
 
+    // ------------------------------------------------------------------------------------------------ same bus
+
+    /**
+     * RELIABLE loopback: a publication and a subscription of one topic in the same bus see each other, next to a
+     * subscriber on another bus. Both get every value once, in order, with consecutive sequences (no gap, no
+     * duplicate), including a message several frames long.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void sameBusReliableLoopbackDeliversOnceInOrder() throws InterruptedException {
+        final int maxFrame;
+        try (Transport raw = fixture.newRawTransport()) {
+            maxFrame = raw.capabilities().maxReliableFrameLength();
+        }
+        final Bus bus = bus("loop");
+        final Bus remoteBus = bus("remote");
+        final Topic<String> topic = topic("loop-r", Delivery.RELIABLE);
+        final Recorder<String> local = subscribe(bus, topic, SubscribeOptions.defaults());
+        final Recorder<String> remote = subscribe(remoteBus, topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(bus, topic);
+        awaitProbes(pub, List.of(local, remote));
+        final int n = 2_000;
+        final List<String> expected = new ArrayList<>(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList());
+        expected.add("big-" + "x".repeat(2 * maxFrame + 17)); // three frames or more, reassembled on the remote side
+        expected.add("last");
+        for (final String value : expected) {
+            offerUntilTaken(pub, value);
+        }
+        assertEquals(PublishStatus.OK, flushUntilDone(pub), "flush of the fragmented message");
+        for (final Recorder<String> rec : List.of(local, remote)) {
+            final String who = rec == local ? "same-bus subscriber" : "other-bus subscriber";
+            assertTrue(rec.awaitUntil(list -> notProbes(list).size() >= expected.size(), deliveryTimeout),
+                who + " received " + notProbes(rec.received()).size() + " of " + expected.size());
+            final List<Received<String>> got = notProbes(rec.received());
+            assertEquals(expected, got.stream().map(Received::value).toList(), who + ": values or order differ");
+            assertTrue(got.stream().allMatch(r -> r.sessionId() == pub.sessionId() && r.lostBefore() == 0),
+                who + ": loss reported or foreign session");
+            for (int i = 1; i < n; i++) {
+                assertEquals(got.get(i - 1).sequence() + 1, got.get(i).sequence(), who + ": sequence gap or duplicate at " + i);
+            }
+        }
+        Thread.sleep(200); // a duplicate delivered late would show now
+        assertEquals(expected.size(), notProbes(local.received()).size(), "the same-bus subscriber got duplicates");
+        assertEquals(0, statsOf(bus, topic).duplicates(), "duplicates counted: " + statsOf(bus, topic));
+        assertNull(local.error());
+    }
+
+    /** BEST_EFFORT loopback in a bus with nobody else: every value once and in order, no loss reported. */
+    @Test
+    @ScaledTimeout(20)
+    void sameBusBestEffortLoopbackDeliversOnceInOrder() throws InterruptedException {
+        final Bus bus = bus("loop");
+        final Topic<String> topic = topic("loop-be", Delivery.BEST_EFFORT);
+        final Recorder<String> local = subscribe(bus, topic, SubscribeOptions.<String>defaults().withRingSize(4096));
+        final BusPublication<String> pub = publication(bus, topic);
+        awaitProbes(pub, List.of(local));
+        final int n = 1_000;
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, "m-" + i);
+        }
+        assertTrue(local.awaitUntil(list -> notProbes(list).size() >= n, deliveryTimeout),
+            "received " + notProbes(local.received()).size() + " of " + n);
+        Thread.sleep(200); // a duplicate delivered late would show now
+        final List<Received<String>> got = notProbes(local.received());
+        assertEquals(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList(), got.stream().map(Received::value).toList(),
+            "values or order differ, or duplicates");
+        assertTrue(got.stream().allMatch(r -> r.sessionId() == pub.sessionId() && r.lostBefore() == 0), "loss reported");
+    }
+
+    /**
+     * RELIABLE loopback to a subscriber that requests nothing: the publication is held back (its offers answer
+     * BACK_PRESSURED, within the ring plus what the transport buffers), and once the subscriber asks, everything
+     * arrives once and in order.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void sameBusSlowReliableSubscriberHoldsThePublisher() throws InterruptedException {
+        final Bus bus = bus("loop");
+        final Topic<String> topic = topic("loop-slow", Delivery.RELIABLE);
+        final int ring = 16;
+        final Recorder<String> local = subscribe(bus, topic, SubscribeOptions.<String>defaults().withRingSize(ring), Recorder.manual());
+        final BusPublication<String> pub = publication(bus, topic);
+        awaitConnected(pub);
+        final String pad = "p".repeat(100);
+        final long bound = ring + fixture.maxBufferedReliableBytes() / (FrameHeader.LENGTH + pad.length());
+        int taken = 0;
+        long heldSinceNs = -1;
+        while (true) {
+            final int status = pub.offer(taken + pad);
+            if (status == PublishStatus.OK) {
+                taken++;
+                heldSinceNs = -1;
+                assertTrue(taken <= bound, "the publisher ran " + taken + " messages ahead of a subscriber that requested none");
+                continue;
+            }
+            assertTrue(status == PublishStatus.BACK_PRESSURED, "offer: " + PublishStatus.describe(status));
+            if (heldSinceNs < 0) {
+                heldSinceNs = System.nanoTime();
+            } else if (System.nanoTime() - heldSinceNs > Duration.ofMillis(300).toNanos()) {
+                break; // held back for good
+            }
+            Thread.sleep(1);
+        }
+        assertTrue(taken >= 1, "nothing was taken before back-pressure");
+        local.request(Long.MAX_VALUE);
+        offerUntilTaken(pub, "after");
+        final int total = taken + 1;
+        assertTrue(local.awaitCount(total, deliveryTimeout), "received " + local.count() + " of " + total);
+        final List<String> expected = new ArrayList<>(IntStream.range(0, taken).mapToObj(i -> i + pad).toList());
+        expected.add("after");
+        Thread.sleep(200); // a duplicate delivered late would show now
+        assertEquals(expected, local.values(), "values or order differ, or duplicates");
+        assertTrue(local.received().stream().allMatch(r -> r.lostBefore() == 0), "loss reported on a reliable topic");
+    }
+
+    private static int flushUntilDone(final BusPublication<String> pub) throws InterruptedException {
+        int status = pub.flush();
+        for (int i = 0; i < 10_000 && status == PublishStatus.BACK_PRESSURED; i++) {
+            Thread.sleep(1);
+            status = pub.flush();
+        }
+        return status;
+    }
+
     // ------------------------------------------------------------------------------------------------ sizes
 
     /**
