@@ -73,6 +73,8 @@ public final class DefaultBus implements Bus {
     private final AtomicLong agentErrors = new AtomicLong();
     /** The counters file other processes read ({@code rdma-bus stats}); null when it is off. */
     private final BusCounters counters;
+    /** Same-bus loopback done by the bus, for a transport that does not loop back by itself; else null. */
+    private final LocalRoutes localRoutes;
     private volatile boolean closed;
 
 
@@ -116,6 +118,7 @@ public final class DefaultBus implements Bus {
             }
             throw ex;
         }
+        this.localRoutes = transport.capabilities().loopback() ? null : new LocalRoutes();
         if (counters != null) {
             counters.addScope(CountersFile.KIND_BUS, "bus " + name, CountersFile.BUS_COUNTERS, v -> {
                 v[0] = published.get();
@@ -192,6 +195,9 @@ public final class DefaultBus implements Bus {
             }
             channels.add(channel);
             deliveryAgent.add(channel);
+            if (localRoutes != null) {
+                localRoutes.add(topic.topicId(), channel);
+            }
             final BusCounters.Scope scope = counters == null ? null
                 : counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name(), CountersFile.SUBSCRIPTION_COUNTERS,
                     channel::sampleCounters);
@@ -202,6 +208,9 @@ public final class DefaultBus implements Bus {
                 channel.releaseSubscriber();
                 channel.close();
                 channels.remove(channel);
+                if (localRoutes != null) {
+                    localRoutes.remove(topic.topicId(), channel);
+                }
                 if (!closed) {
                     deliveryAgent.remove(channel);
                 }
@@ -266,7 +275,8 @@ public final class DefaultBus implements Bus {
         do {
             sessionId = ThreadLocalRandom.current().nextInt();
         } while (sessionId == 0);
-        final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId);
+        final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId,
+            localRoutes == null ? null : new LocalDelivery(localRoutes.route(topic.topicId())));
         if (counters != null) {
             publication.countersScope = counters.addScope(CountersFile.KIND_PUBLICATION, "publication " + topic.name() + " session "
                 + Integer.toHexString(sessionId), CountersFile.PUBLICATION_COUNTERS, publication::sampleCounters);
