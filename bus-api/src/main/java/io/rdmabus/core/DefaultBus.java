@@ -75,6 +75,8 @@ public final class DefaultBus implements Bus {
     private final BusCounters counters;
     /** Same-bus loopback done by the bus, for a transport that does not loop back by itself; else null. */
     private final LocalRoutes localRoutes;
+    /** Late-join servers, one per topic with a last-value cache that this bus publishes. */
+    private final Map<Integer, LastValueServer> lastValueServers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
 
@@ -169,6 +171,11 @@ public final class DefaultBus implements Bus {
         if (topic == null || options == null) {
             throw new BusConfigurationException("subscribe needs a topic and options (SubscribeOptions.defaults())");
         }
+        return topic.lastValueKey() != null ? LateJoin.flux(this, topic, options) : subscribeDirect(topic, options);
+    }
+
+    /** A subscription of the topic itself (no late join): what {@link #subscribeReceived} does for a topic without a cache. */
+    <T> Flux<Received<T>> subscribeDirect(final Topic<T> topic, final SubscribeOptions<T> options) {
         // A back-pressure subscription is signalled by one thread at a time (the one delivering: its agent's), so it needs
         // none of Flux.create's serialisation (two atomic operations per value); a policy subscription emits on its worker
         // while the agent may complete it, so it keeps it.
@@ -282,6 +289,9 @@ public final class DefaultBus implements Bus {
                 + Integer.toHexString(sessionId), CountersFile.PUBLICATION_COUNTERS, publication::sampleCounters);
         }
         publications.add(publication);
+        if (publication.lastValues() != null) {
+            lastValueServers.computeIfAbsent(topic.topicId(), id -> new LastValueServer(this, topic)).add(publication.lastValues());
+        }
         return publication;
     }
 
@@ -295,6 +305,12 @@ public final class DefaultBus implements Bus {
 
     void onPublicationClosed(final DefaultPublication<?> publication) {
         publications.remove(publication);
+        if (publication.lastValues() != null) {
+            final LastValueServer server = lastValueServers.get(publication.topic().topicId());
+            if (server != null) {
+                server.remove(publication.lastValues());
+            }
+        }
         if (publication.countersScope != null) {
             publication.countersScope.close();
         }
@@ -365,6 +381,7 @@ public final class DefaultBus implements Bus {
                     publication.topic().name(), CLOSE_WAIT_NS / 1_000_000);
             }
         }
+        lastValueServers.values().forEach(LastValueServer::close);
         for (final SubscriptionChannel<?> channel : channels) {
             channel.close();
         }

@@ -40,6 +40,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private final DefaultBus bus;
     /** Same-bus loopback when the transport does not loop back, else null. */
     private final LocalDelivery local;
+    /** The topic's last-value cache of this publication, or null; with its key function. */
+    private final LastValueCache lastValues;
+    private final java.util.function.ToLongFunction<? super T> lastValueKey;
     private long nextSequence;
     /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
     private final AtomicInteger state = new AtomicInteger(IDLE);
@@ -59,6 +62,8 @@ final class DefaultPublication<T> implements BusPublication<T> {
                        final LocalDelivery local) {
         this.bus = bus;
         this.local = local;
+        this.lastValueKey = topic.lastValueKey();
+        this.lastValues = lastValueKey == null ? null : new LastValueCache(topic, sessionId);
         this.topic = topic;
         this.codec = topic.codec();
         this.transportPublication = transportPublication;
@@ -128,10 +133,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
         if (length > maxPayload && topic.delivery() == Delivery.BEST_EFFORT) {
             return PublishStatus.MESSAGE_TOO_LARGE;
         }
+        final long key = lastValues == null ? 0 : lastValueKey.applyAsLong(value);
         final int status = transportPublication.tryClaim(FrameHeader.LENGTH + Math.min(length, maxPayload));
         if (status != TransportStatus.OK) {
             if (status == TransportStatus.NOT_CONNECTED && local != null && local.hasSubscribers()) {
-                return offerLocalOnly(value, length, timestampNs);
+                return offerLocalOnly(value, key, length, timestampNs);
             }
             return map(status);
         }
@@ -153,6 +159,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
             if (local != null) {
                 local.publish(claim.buffer(), claim.offset() + FrameHeader.LENGTH, length, sessionId, nextSequence, timestampNs);
             }
+            if (lastValues != null) {
+                lastValues.update(key, claim.buffer(), claim.offset() + FrameHeader.LENGTH, length, nextSequence, timestampNs, nextSequence);
+            }
             claim.commit();
             nextSequence++;
             onMessage(length);
@@ -168,6 +177,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
         if (local != null) {
             local.publish(scratch, 0, length, sessionId, nextSequence, timestampNs);
         }
+        if (lastValues != null) {
+            lastValues.update(key, scratch, 0, length, nextSequence, timestampNs, nextSequence + framesOf(length) - 1);
+        }
         pendingLength = length;
         pendingOffset = 0;
         pendingTimestampNs = timestampNs;
@@ -182,7 +194,7 @@ final class DefaultPublication<T> implements BusPublication<T> {
      * own subscriptions only, and takes the sequences its frames would have taken, so a subscriber elsewhere that joins
      * later sees the session's sequences from where they are.
      */
-    private int offerLocalOnly(final T value, final int length, final long timestampNs) {
+    private int offerLocalOnly(final T value, final long key, final int length, final long timestampNs) {
         if (local.reserve() != PublishStatus.OK) {
             return PublishStatus.BACK_PRESSURED;
         }
@@ -193,6 +205,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
             throw ex;
         }
         local.publish(scratch, 0, length, sessionId, nextSequence, timestampNs);
+        if (lastValues != null) {
+            lastValues.update(key, scratch, 0, length, nextSequence, timestampNs, nextSequence + framesOf(length) - 1);
+        }
         nextSequence += framesOf(length);
         onMessage(length);
         return PublishStatus.OK;
@@ -276,6 +291,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
             case TransportStatus.FRAME_TOO_LARGE -> PublishStatus.MESSAGE_TOO_LARGE;
             default -> PublishStatus.BACK_PRESSURED;
         };
+    }
+
+    /** @return this publication's last-value cache, or null when the topic has none */
+    LastValueCache lastValues() {
+        return lastValues;
     }
 
     @Override

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
@@ -276,6 +277,81 @@ public abstract class DeliveryTck extends HostileFrameTck {
         Thread.sleep(200); // a duplicate delivered late would show now
         assertEquals(expected, local.values(), "values or order differ, or duplicates");
         assertTrue(local.received().stream().allMatch(r -> r.lostBefore() == 0), "loss reported on a reliable topic");
+    }
+
+    // ------------------------------------------------------------------------------------------------ late join
+
+    /**
+     * Late join with a last-value cache: a publisher sends updates over K keys (to an early subscriber), then goes on
+     * publishing while a subscriber on a third bus joins. The late subscriber first gets exactly one value per key, each
+     * the latest the publisher had sent at the snapshot's last sequence, then the live stream from the next sequence on:
+     * no gap, no duplicate at the seam, sequences consecutive to the end.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void lateJoinGetsTheLastValuePerKeyThenTheLiveStream() throws Exception {
+        final int keys = 20;
+        final int before = 400;
+        final int total = 1_400;
+        final Topic<String> topic = topic("lvc", Delivery.RELIABLE).withLastValueCache(DeliveryTck::keyOf, 64);
+        final Bus pubBus = bus("pub");
+        final Bus earlyBus = bus("early");
+        final Bus lateBus = bus("late");
+        final Recorder<String> early = subscribe(earlyBus, topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(pubBus, topic);
+        for (int i = 0; i < before; i++) {
+            offerUntilTaken(pub, "k" + (i % keys) + "-" + i); // message i has sequence i: one frame each, no probes
+        }
+        assertTrue(early.awaitCount(before, deliveryTimeout), "early subscriber received " + early.count() + " of " + before);
+        final Thread live = new Thread(() -> {
+            for (int i = before; i < total; i++) {
+                offerUntilTaken(pub, "k" + (i % keys) + "-" + i);
+                LockSupport.parkNanos(1_000_000); // a live stream that runs across the join
+            }
+        }, "tck-lvc-publisher");
+        live.start();
+        final Recorder<String> late = subscribe(lateBus, topic, SubscribeOptions.defaults());
+        live.join(scaled(Duration.ofSeconds(20)).toMillis());
+        assertTrue(!live.isAlive(), "the live publisher did not finish");
+        assertTrue(late.awaitUntil(list -> !list.isEmpty() && list.get(list.size() - 1).sequence() == total - 1, deliveryTimeout),
+            "late subscriber did not reach the last sequence " + (total - 1) + ": " + describe(late.received()));
+        final List<Received<String>> got = late.received();
+        assertTrue(got.size() > keys, "late subscriber got only " + got.size() + " messages: " + describe(got));
+        final List<Received<String>> snapshot = got.subList(0, keys);
+        assertEquals(keys, snapshot.stream().map(r -> keyOf(r.value())).distinct().count(),
+            "the first " + keys + " messages are not one per key: " + describe(snapshot));
+        final long snapshotSequence = snapshot.get(keys - 1).sequence();
+        for (int k = 0; k < keys; k++) {
+            final Received<String> r = snapshot.get(k);
+            final long latest = snapshotSequence - Math.floorMod(snapshotSequence - keyOf(r.value()), keys);
+            assertEquals(latest, r.sequence(), "key " + keyOf(r.value()) + " is not its latest value at the snapshot's sequence "
+                + snapshotSequence);
+            assertEquals("k" + keyOf(r.value()) + "-" + latest, r.value(), "snapshot value of sequence " + r.sequence());
+            assertTrue(k == 0 || r.sequence() > snapshot.get(k - 1).sequence(), "snapshot values not in publish order");
+        }
+        final long firstLive = got.get(keys).sequence();
+        System.out.println("TCK late join on " + fixture.name() + ": last snapshot sequence " + snapshotSequence
+            + ", first live sequence " + firstLive + ", last " + got.get(got.size() - 1).sequence());
+        assertEquals(snapshotSequence + 1, firstLive, "seam: a gap or a duplicate between the snapshot and the live stream");
+        for (int i = keys; i < got.size(); i++) {
+            final Received<String> r = got.get(i);
+            assertEquals(snapshotSequence + 1 + (i - keys), r.sequence(), "live stream not consecutive at " + i);
+            assertEquals("k" + (r.sequence() % keys) + "-" + r.sequence(), r.value(), "live value of sequence " + r.sequence());
+            assertEquals(pub.sessionId(), r.sessionId(), "foreign session");
+            assertEquals(0, r.lostBefore(), "loss reported at " + r.sequence());
+        }
+        assertNull(late.error());
+        assertTrue(snapshotSequence >= before - 1, "the snapshot predates what the publisher had sent before the join: " + snapshotSequence);
+    }
+
+    private static long keyOf(final String value) {
+        return Long.parseLong(value.substring(1, value.indexOf('-')));
+    }
+
+    private static String describe(final List<Received<String>> list) {
+        final int n = list.size();
+        return n + " messages, first " + list.subList(0, Math.min(3, n)).stream().map(r -> r.sequence() + "=" + r.value()).toList()
+            + ", last " + list.subList(Math.max(0, n - 3), n).stream().map(r -> r.sequence() + "=" + r.value()).toList();
     }
 
     private static int flushUntilDone(final BusPublication<String> pub) throws InterruptedException {
