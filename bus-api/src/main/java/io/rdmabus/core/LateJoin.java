@@ -76,10 +76,10 @@ final class LateJoin<T> {
     }
 
     /** A part of a snapshot, as received on the snapshot topic. */
-    private record Part(Received<byte[]> received) {
+    record Part(Received<byte[]> received) {
     }
 
-    private LateJoin(final Topic<T> topic, final BusPublication<byte[]> requests) {
+    LateJoin(final Topic<T> topic, final BusPublication<byte[]> requests) {
         this.topic = topic;
         this.requests = requests;
     }
@@ -100,7 +100,7 @@ final class LateJoin<T> {
     }
 
     @SuppressWarnings("unchecked")
-    private List<Received<T>> onEvent(final Object event) {
+    List<Received<T>> onEvent(final Object event) {
         if (event instanceof Long) {
             return onTick();
         }
