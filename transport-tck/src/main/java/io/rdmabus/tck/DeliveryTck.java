@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.ToLongFunction;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
@@ -293,10 +295,12 @@ public abstract class DeliveryTck extends HostileFrameTck {
         final int keys = 20;
         final int before = 400;
         final int total = 1_400;
-        final Topic<String> topic = topic("lvc", Delivery.RELIABLE).withLastValueCache(DeliveryTck::keyOf, 64);
+        // serializable: a split fixture sends the topic, key included, to the bus host of the other process
+        final Topic<String> topic = topic("lvc", Delivery.RELIABLE)
+            .withLastValueCache((ToLongFunction<String> & Serializable) DeliveryTck::keyOf, 64);
         final Bus pubBus = bus("pub");
+        final Bus lateBus = bus("late"); // created before the early bus: a split fixture puts it on the other side of pub
         final Bus earlyBus = bus("early");
-        final Bus lateBus = bus("late");
         final Recorder<String> early = subscribe(earlyBus, topic, SubscribeOptions.defaults());
         final BusPublication<String> pub = publication(pubBus, topic);
         for (int i = 0; i < before; i++) {
