@@ -85,7 +85,7 @@ public final class Topic<T> {
      * instrument), and a subscriber that joins later first gets the latest value of every key of every publisher
      * session, then the live stream, with no gap and no duplicate at the seam (docs/architecture.md, "Late join").
      * Keys are longs (hash other keys yourself: two keys with one hash share a slot); a publication keeps at most
-     * {@code maxKeys} of them and counts (and logs once) the messages of keys beyond.
+     * {@code maxKeys} of them and does not keep new keys beyond (a WARN names the topic, once per publication).
      *
      * @param key     the key of a value; called on the publishing thread for every message, must not allocate to be free
      * @param maxKeys keys a publication keeps, 1..{@link #MAX_LAST_VALUE_KEYS}

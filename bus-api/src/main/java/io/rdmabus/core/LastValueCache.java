@@ -77,11 +77,6 @@ final class LastValueCache {
         entry.timestampNs = timestampNs;
     }
 
-    /** @return messages whose new key the full cache did not keep */
-    synchronized long keysRefused() {
-        return keysRefused;
-    }
-
     /** @return the snapshot for {@code requestId} as parts (at least one), entries in sequence order */
     synchronized List<byte[]> snapshot(final long requestId) {
         final List<Entry> sorted = new ArrayList<>(entries.values());
