@@ -128,6 +128,10 @@ final class LateJoin<T> {
         if (s.held != null) {
             final byte[][] held = s.held;
             s.held = null;
+            if (r.sequence() == 0 && r.lostBefore() == 0) {
+                s.lastSequence = 0; // the stream from its start after all: every message, none conflated
+                return List.of(r);
+            }
             if (r.sequence() > s.heldLastSequence + 1) {
                 return startPending(s, r, -1); // the stream reached us after the snapshot was taken: ask again
             }

@@ -67,6 +67,15 @@ class LateJoinTest {
     }
 
     @Test
+    void aHeldSnapshotGivesWayToAStreamSeenFromItsStart() {
+        final LastValueCache cache = publisher(7, 30);
+        tick();
+        join.onEvent(part(cache.snapshot(requests.lastId())));
+        assertEquals(List.of(0L), sequences(join.onEvent(live(7, 0))), "the whole stream, not the snapshot");
+        assertEquals(List.of(1L), sequences(join.onEvent(live(7, 1))));
+    }
+
+    @Test
     void aHeldSnapshotThatTheStreamDoesNotContinueIsAskedForAgain() {
         final LastValueCache cache = publisher(7, 30);
         tick();

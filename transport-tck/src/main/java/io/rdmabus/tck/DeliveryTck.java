@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToLongFunction;
 import java.util.stream.IntStream;
@@ -294,7 +295,7 @@ public abstract class DeliveryTck extends HostileFrameTck {
     void lateJoinGetsTheLastValuePerKeyThenTheLiveStream() throws Exception {
         final int keys = 20;
         final int before = 400;
-        final int total = 1_400;
+        final int afterSeam = 300;
         // serializable: a split fixture sends the topic, key included, to the bus host of the other process
         final Topic<String> topic = topic("lvc", Delivery.RELIABLE)
             .withLastValueCache((ToLongFunction<String> & Serializable) DeliveryTck::keyOf, 64);
@@ -307,18 +308,26 @@ public abstract class DeliveryTck extends HostileFrameTck {
             offerUntilTaken(pub, "k" + (i % keys) + "-" + i); // message i has sequence i: one frame each, no probes
         }
         assertTrue(early.awaitCount(before, deliveryTimeout), "early subscriber received " + early.count() + " of " + before);
+        // the live stream runs across the join, until the late subscriber is past its snapshot, then 300 more
+        final Recorder<String> late = Recorder.unbounded();
+        final AtomicInteger published = new AtomicInteger(before);
+        final long liveDeadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
         final Thread live = new Thread(() -> {
-            for (int i = before; i < total; i++) {
+            int sinceSeam = 0;
+            for (int i = before; sinceSeam < afterSeam && System.nanoTime() < liveDeadlineNs; i++) {
                 offerUntilTaken(pub, "k" + (i % keys) + "-" + i);
-                LockSupport.parkNanos(1_000_000); // a live stream that runs across the join
+                published.set(i + 1);
+                sinceSeam += late.count() > keys ? 1 : 0;
+                LockSupport.parkNanos(1_000_000);
             }
         }, "tck-lvc-publisher");
         live.start();
-        final Recorder<String> late = subscribe(lateBus, topic, SubscribeOptions.defaults());
-        live.join(scaled(Duration.ofSeconds(20)).toMillis());
+        subscribe(lateBus, topic, SubscribeOptions.defaults(), late);
+        live.join(scaled(Duration.ofSeconds(25)).toMillis());
         assertTrue(!live.isAlive(), "the live publisher did not finish");
-        assertTrue(late.awaitUntil(list -> !list.isEmpty() && list.get(list.size() - 1).sequence() == total - 1, deliveryTimeout),
-            "late subscriber did not reach the last sequence " + (total - 1) + ": " + describe(late.received()));
+        final long last = published.get() - 1;
+        assertTrue(late.awaitUntil(list -> !list.isEmpty() && list.get(list.size() - 1).sequence() == last, deliveryTimeout),
+            "late subscriber did not reach the last sequence " + last + ": " + describe(late.received()));
         final List<Received<String>> got = late.received();
         assertTrue(got.size() > keys, "late subscriber got only " + got.size() + " messages: " + describe(got));
         final List<Received<String>> snapshot = got.subList(0, keys);
