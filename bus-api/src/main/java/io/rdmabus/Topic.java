@@ -1,6 +1,7 @@
 package io.rdmabus;
 
 import java.util.Objects;
+import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
 import io.rdmabus.codec.Codec;
@@ -21,6 +22,8 @@ public final class Topic<T> {
     public static final int MAX_MESSAGE_LENGTH_LIMIT = 16 * 1024 * 1024;
     /** Default largest reliable message, in bytes. */
     public static final int DEFAULT_MAX_MESSAGE_LENGTH = 1024 * 1024;
+    /** Most keys a last-value cache may declare. */
+    public static final int MAX_LAST_VALUE_KEYS = 1 << 20;
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
 
@@ -29,13 +32,19 @@ public final class Topic<T> {
     private final Delivery delivery;
     private final int maxMessageLength;
     private final int topicId;
+    /** The last-value cache's key, or null for a topic without one. */
+    private final ToLongFunction<? super T> lastValueKey;
+    private final int lastValueMaxKeys;
 
-    private Topic(final String name, final Codec<T> codec, final Delivery delivery, final int maxMessageLength) {
+    private Topic(final String name, final Codec<T> codec, final Delivery delivery, final int maxMessageLength,
+                  final ToLongFunction<? super T> lastValueKey, final int lastValueMaxKeys) {
         this.name = name;
         this.codec = codec;
         this.delivery = delivery;
         this.maxMessageLength = maxMessageLength;
         this.topicId = FrameHeader.topicId(name);
+        this.lastValueKey = lastValueKey;
+        this.lastValueMaxKeys = lastValueMaxKeys;
     }
 
     /**
@@ -56,7 +65,7 @@ public final class Topic<T> {
         if (delivery == null) {
             throw new BusConfigurationException("Topic '" + name + "' needs a delivery: Delivery.BEST_EFFORT or Delivery.RELIABLE");
         }
-        return new Topic<>(name, codec, delivery, DEFAULT_MAX_MESSAGE_LENGTH);
+        return new Topic<>(name, codec, delivery, DEFAULT_MAX_MESSAGE_LENGTH, null, 0);
     }
 
     /**
@@ -68,7 +77,39 @@ public final class Topic<T> {
             throw new BusConfigurationException("Topic '" + name + "': maxMessageLength " + maxMessageLengthBytes
                 + " is out of range 1.." + MAX_MESSAGE_LENGTH_LIMIT);
         }
-        return new Topic<>(name, codec, delivery, maxMessageLengthBytes);
+        return new Topic<>(name, codec, delivery, maxMessageLengthBytes, lastValueKey, lastValueMaxKeys);
+    }
+
+    /**
+     * A copy with a last-value cache: every publication of the topic keeps the last message per key (e.g. per
+     * instrument), and a subscriber that joins later first gets the latest value of every key of every publisher
+     * session, then the live stream, with no gap and no duplicate at the seam (docs/architecture.md, "Late join").
+     * Keys are longs (hash other keys yourself: two keys with one hash share a slot); a publication keeps at most
+     * {@code maxKeys} of them and does not keep new keys beyond (a WARN names the topic, once per publication).
+     *
+     * @param key     the key of a value; called on the publishing thread for every message, must not allocate to be free
+     * @param maxKeys keys a publication keeps, 1..{@link #MAX_LAST_VALUE_KEYS}
+     * @return a copy with the cache
+     */
+    public Topic<T> withLastValueCache(final ToLongFunction<? super T> key, final int maxKeys) {
+        if (key == null) {
+            throw new BusConfigurationException("Topic '" + name + "': withLastValueCache needs a key function, e.g. Quote::instrumentId");
+        }
+        if (maxKeys < 1 || maxKeys > MAX_LAST_VALUE_KEYS) {
+            throw new BusConfigurationException("Topic '" + name + "': last-value cache maxKeys " + maxKeys + " is out of range 1.."
+                + MAX_LAST_VALUE_KEYS);
+        }
+        return new Topic<>(name, codec, delivery, maxMessageLength, key, maxKeys);
+    }
+
+    /** @return the last-value cache's key function, or null when the topic has no cache */
+    public ToLongFunction<? super T> lastValueKey() {
+        return lastValueKey;
+    }
+
+    /** @return keys a publication's last-value cache keeps (0 without a cache) */
+    public int lastValueMaxKeys() {
+        return lastValueMaxKeys;
     }
 
     /** @return the name */

@@ -73,6 +73,10 @@ public final class DefaultBus implements Bus {
     private final AtomicLong agentErrors = new AtomicLong();
     /** The counters file other processes read ({@code rdma-bus stats}); null when it is off. */
     private final BusCounters counters;
+    /** Same-bus loopback done by the bus, for a transport that does not loop back by itself; else null. */
+    private final LocalRoutes localRoutes;
+    /** Late-join servers, one per topic with a last-value cache that this bus publishes. */
+    private final Map<Integer, LastValueServer> lastValueServers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
 
@@ -116,6 +120,7 @@ public final class DefaultBus implements Bus {
             }
             throw ex;
         }
+        this.localRoutes = transport.capabilities().loopback() ? null : new LocalRoutes();
         if (counters != null) {
             counters.addScope(CountersFile.KIND_BUS, "bus " + name, CountersFile.BUS_COUNTERS, v -> {
                 v[0] = published.get();
@@ -167,6 +172,11 @@ public final class DefaultBus implements Bus {
         if (topic == null || options == null) {
             throw new BusConfigurationException("subscribe needs a topic and options (SubscribeOptions.defaults())");
         }
+        return topic.lastValueKey() != null ? LateJoin.flux(this, topic, options) : subscribeDirect(topic, options);
+    }
+
+    /** A subscription of the topic itself (no late join): what {@link #subscribeReceived} does for a topic without a cache. */
+    <T> Flux<Received<T>> subscribeDirect(final Topic<T> topic, final SubscribeOptions<T> options) {
         // A back-pressure subscription is signalled by one thread at a time (the one delivering: its agent's), so it needs
         // none of Flux.create's serialisation (two atomic operations per value); a policy subscription emits on its worker
         // while the agent may complete it, so it keeps it.
@@ -193,6 +203,9 @@ public final class DefaultBus implements Bus {
             }
             channels.add(channel);
             deliveryAgent.add(channel);
+            if (localRoutes != null) {
+                localRoutes.add(topic.topicId(), channel);
+            }
             final BusCounters.Scope scope = counters == null ? null
                 : counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name(), CountersFile.SUBSCRIPTION_COUNTERS,
                     channel::sampleCounters);
@@ -203,6 +216,9 @@ public final class DefaultBus implements Bus {
                 channel.releaseSubscriber();
                 channel.close();
                 channels.remove(channel);
+                if (localRoutes != null) {
+                    localRoutes.remove(topic.topicId(), channel);
+                }
                 if (!closed) {
                     deliveryAgent.remove(channel);
                 }
@@ -282,12 +298,16 @@ public final class DefaultBus implements Bus {
         do {
             sessionId = ThreadLocalRandom.current().nextInt();
         } while (sessionId == 0);
-        final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId);
+        final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId,
+            localRoutes == null ? null : new LocalDelivery(localRoutes.route(topic.topicId())));
         if (counters != null) {
             publication.countersScope = counters.addScope(CountersFile.KIND_PUBLICATION, "publication " + topic.name() + " session "
                 + Integer.toHexString(sessionId), CountersFile.PUBLICATION_COUNTERS, publication::sampleCounters);
         }
         publications.add(publication);
+        if (publication.lastValues() != null) {
+            lastValueServers.computeIfAbsent(topic.topicId(), id -> new LastValueServer(this, topic)).add(publication.lastValues());
+        }
         return publication;
     }
 
@@ -301,6 +321,12 @@ public final class DefaultBus implements Bus {
 
     void onPublicationClosed(final DefaultPublication<?> publication) {
         publications.remove(publication);
+        if (publication.lastValues() != null) {
+            final LastValueServer server = lastValueServers.get(publication.topic().topicId());
+            if (server != null) {
+                server.remove(publication.lastValues());
+            }
+        }
         if (publication.countersScope != null) {
             publication.countersScope.close();
         }
@@ -371,6 +397,7 @@ public final class DefaultBus implements Bus {
                     publication.topic().name(), CLOSE_WAIT_NS / 1_000_000);
             }
         }
+        lastValueServers.values().forEach(LastValueServer::close);
         for (final SubscriptionChannel<?> channel : channels) {
             channel.close();
         }

@@ -38,6 +38,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private final int maxPayload;
     private final EpochNanoClock clock = new SystemEpochNanoClock();
     private final DefaultBus bus;
+    /** Same-bus loopback when the transport does not loop back, else null. */
+    private final LocalDelivery local;
+    /** The topic's last-value cache of this publication, or null; with its key function. */
+    private final LastValueCache lastValues;
+    private final java.util.function.ToLongFunction<? super T> lastValueKey;
     private long nextSequence;
     /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
     private final AtomicInteger state = new AtomicInteger(IDLE);
@@ -53,8 +58,12 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private int pendingOffset;
     private long pendingTimestampNs;
 
-    DefaultPublication(final DefaultBus bus, final Topic<T> topic, final TransportPublication transportPublication, final int sessionId) {
+    DefaultPublication(final DefaultBus bus, final Topic<T> topic, final TransportPublication transportPublication, final int sessionId,
+                       final LocalDelivery local) {
         this.bus = bus;
+        this.local = local;
+        this.lastValueKey = topic.lastValueKey();
+        this.lastValues = lastValueKey == null ? null : new LastValueCache(topic, sessionId);
         this.topic = topic;
         this.codec = topic.codec();
         this.transportPublication = transportPublication;
@@ -121,53 +130,121 @@ final class DefaultPublication<T> implements BusPublication<T> {
             return PublishStatus.MESSAGE_TOO_LARGE;
         }
         final long timestampNs = clock.nanoTime();
-        if (length <= maxPayload) {
-            final int status = transportPublication.tryClaim(FrameHeader.LENGTH + length);
-            if (status != TransportStatus.OK) {
-                return map(status);
+        if (length > maxPayload && topic.delivery() == Delivery.BEST_EFFORT) {
+            return PublishStatus.MESSAGE_TOO_LARGE;
+        }
+        final long key = lastValues == null ? 0 : lastValueKey.applyAsLong(value);
+        final int status = transportPublication.tryClaim(FrameHeader.LENGTH + Math.min(length, maxPayload));
+        if (status != TransportStatus.OK) {
+            if (status == TransportStatus.NOT_CONNECTED && local != null && local.hasSubscribers()) {
+                return offerLocalOnly(value, key, length, timestampNs);
             }
-            final FrameClaim claim = transportPublication.claim();
+            return map(status);
+        }
+        final FrameClaim claim = transportPublication.claim();
+        if (local != null && local.reserve() != PublishStatus.OK) {
+            claim.abort();
+            return PublishStatus.BACK_PRESSURED; // a same-bus RELIABLE subscriber's ring is full
+        }
+        if (length <= maxPayload) {
             FrameHeader.write(claim.buffer(), claim.offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + length,
                 topic.topicId(), sessionId, nextSequence, timestampNs);
             try {
                 codec.encode(value, claim.buffer(), claim.offset() + FrameHeader.LENGTH);
             } catch (final RuntimeException ex) {
                 claim.abort();
+                cancelLocal();
                 throw ex;
+            }
+            if (local != null) {
+                local.publish(claim.buffer(), claim.offset() + FrameHeader.LENGTH, length, sessionId, nextSequence, timestampNs);
+            }
+            if (lastValues != null) {
+                lastValues.update(key, claim.buffer(), claim.offset() + FrameHeader.LENGTH, length, nextSequence, timestampNs, nextSequence);
             }
             claim.commit();
             nextSequence++;
-            bus.onPublished();
-            messages.lazySet(messages.get() + 1);
-            bytes.lazySet(bytes.get() + length);
+            onMessage(length);
             return PublishStatus.OK;
         }
-        if (topic.delivery() == Delivery.BEST_EFFORT) {
-            return PublishStatus.MESSAGE_TOO_LARGE;
+        try {
+            encodeToScratch(value, length);
+        } catch (final RuntimeException ex) {
+            claim.abort();
+            cancelLocal();
+            throw ex;
         }
+        if (local != null) {
+            local.publish(scratch, 0, length, sessionId, nextSequence, timestampNs);
+        }
+        if (lastValues != null) {
+            lastValues.update(key, scratch, 0, length, nextSequence, timestampNs, nextSequence + framesOf(length) - 1);
+        }
+        pendingLength = length;
+        pendingOffset = 0;
+        pendingTimestampNs = timestampNs;
+        writeFragment(claim);
+        onMessage(length);
+        doFlush();
+        return PublishStatus.OK;
+    }
+
+    /**
+     * No subscriber beyond this bus (the transport answered NOT_CONNECTED) but one in it: the message goes to the bus's
+     * own subscriptions only, and takes the sequences its frames would have taken, so a subscriber elsewhere that joins
+     * later sees the session's sequences from where they are.
+     */
+    private int offerLocalOnly(final T value, final long key, final int length, final long timestampNs) {
+        if (local.reserve() != PublishStatus.OK) {
+            return PublishStatus.BACK_PRESSURED;
+        }
+        try {
+            encodeToScratch(value, length);
+        } catch (final RuntimeException ex) {
+            cancelLocal();
+            throw ex;
+        }
+        local.publish(scratch, 0, length, sessionId, nextSequence, timestampNs);
+        if (lastValues != null) {
+            lastValues.update(key, scratch, 0, length, nextSequence, timestampNs, nextSequence + framesOf(length) - 1);
+        }
+        nextSequence += framesOf(length);
+        onMessage(length);
+        return PublishStatus.OK;
+    }
+
+    private void encodeToScratch(final T value, final int length) {
         if (scratch == null) {
             scratch = new ExpandableDirectByteBuffer(length);
         }
         scratch.checkLimit(length);
         codec.encode(value, scratch, 0);
-        pendingLength = length;
-        pendingOffset = 0;
-        pendingTimestampNs = timestampNs;
-        final int first = sendFragment();
-        if (first != TransportStatus.OK) {
-            pendingLength = 0;
-            return map(first);
+    }
+
+    private void cancelLocal() {
+        if (local != null) {
+            local.cancel();
         }
+    }
+
+    private int framesOf(final int length) {
+        return length <= maxPayload ? 1 : (length + maxPayload - 1) / maxPayload;
+    }
+
+    private void onMessage(final int length) {
         bus.onPublished();
         messages.lazySet(messages.get() + 1);
         bytes.lazySet(bytes.get() + length);
-        doFlush();
-        return PublishStatus.OK;
     }
 
     private int doFlush() {
         while (pendingOffset < pendingLength) {
             final int status = sendFragment();
+            if (status == TransportStatus.NOT_CONNECTED && local != null && local.hasSubscribers()) {
+                // every subscriber beyond this bus left mid-message; the bus's own already have the whole message
+                nextSequence += framesOf(pendingLength - pendingOffset);
+                break;
+            }
             if (status != TransportStatus.OK) {
                 return status == TransportStatus.CLOSED ? PublishStatus.CLOSED : PublishStatus.BACK_PRESSURED;
             }
@@ -183,16 +260,21 @@ final class DefaultPublication<T> implements BusPublication<T> {
         if (status != TransportStatus.OK) {
             return status;
         }
+        writeFragment(transportPublication.claim());
+        return TransportStatus.OK;
+    }
+
+    /** Writes and commits the next fragment of the pending message into {@code claim}, claimed for exactly that fragment. */
+    private void writeFragment(final FrameClaim claim) {
+        final int chunk = Math.min(maxPayload, pendingLength - pendingOffset);
         final int flags = (pendingOffset == 0 ? FrameHeader.FLAG_BEGIN : 0)
             | (pendingOffset + chunk == pendingLength ? FrameHeader.FLAG_END : 0);
-        final FrameClaim claim = transportPublication.claim();
         FrameHeader.write(claim.buffer(), claim.offset(), flags, FrameHeader.LENGTH + chunk, topic.topicId(), sessionId, nextSequence,
             pendingTimestampNs);
         claim.buffer().putBytes(claim.offset() + FrameHeader.LENGTH, scratch, pendingOffset, chunk);
         claim.commit();
         nextSequence++;
         pendingOffset += chunk;
-        return TransportStatus.OK;
     }
 
     /** @param values {@code messagesPublished, bytesPublished}, for the counters file */
@@ -211,9 +293,14 @@ final class DefaultPublication<T> implements BusPublication<T> {
         };
     }
 
+    /** @return this publication's last-value cache, or null when the topic has none */
+    LastValueCache lastValues() {
+        return lastValues;
+    }
+
     @Override
     public boolean isConnected() {
-        return transportPublication.isConnected();
+        return transportPublication.isConnected() || local != null && local.hasSubscribers();
     }
 
     @Override

@@ -61,6 +61,9 @@ final class SubscriptionChannel<T> extends FrameReceiver {
 
     /** Written by the one thread that emits (the delivery agent, or the policy worker), one at a time. */
     private final AtomicLong delivered = new AtomicLong();
+    /** Same-bus messages ({@link LocalDelivery}) and their payload bytes: written by any publisher thread of the bus. */
+    private final AtomicLong localMessages = new AtomicLong();
+    private final AtomicLong localBytes = new AtomicLong();
 
     volatile FluxSink<Received<T>> sink;
     /** The sink read once by {@link #deliver()} for the current drain, so a concurrent dispose cannot null it mid-drain. */
@@ -112,6 +115,17 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         event.timestampNs = timestampNs;
         event.lostBefore = lostBefore;
         ring.publish(slot);
+    }
+
+    /**
+     * A message of a publication of the same bus ({@link LocalDelivery}), on that publisher's thread: into a slot it
+     * claimed with {@link #tryClaim()} (the ring is multi-producer). Counted as one frame received.
+     */
+    void publishLocal(final long slot, final DirectBuffer src, final int srcOffset, final int length, final int sessionId,
+                      final long sequence, final long timestampNs, final long lostBefore) {
+        localMessages.incrementAndGet();
+        localBytes.addAndGet(length);
+        publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
     }
 
     @Override
@@ -336,8 +350,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
 
     /** @param v the counters file's subscription counters, in the order of {@code CountersFile.SUBSCRIPTION_COUNTERS} */
     void sampleCounters(final long[] v) {
-        v[0] = framesReceived.get();
-        v[1] = bytesReceived.get();
+        v[0] = framesReceived.get() + localMessages.get();
+        v[1] = bytesReceived.get() + localBytes.get();
         v[2] = delivered.get();
         v[3] = malformed.get();
         v[4] = gaps.get();
@@ -348,7 +362,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     }
 
     SubscriptionStats stats() {
-        return new SubscriptionStats(topic.name(), framesReceived.get(), delivered.get(), malformed.get(), gaps.get(), dropped.get(),
+        return new SubscriptionStats(topic.name(), framesReceived.get() + localMessages.get(), delivered.get(), malformed.get(), gaps.get(), dropped.get(),
             duplicates.get(), ring.getBufferSize(), ring.remainingCapacity());
     }
 }

@@ -11,8 +11,26 @@ import io.rdmabus.Delivery;
  * @param maxReliableFrameLength   largest reliable frame in bytes, header included
  * @param multicast                whether best-effort fan-out uses multicast (one send, N receivers)
  * @param crossHost                whether peers on other hosts are reachable (false for IPC)
+ * @param loopback                 whether a publication's frames reach the subscriptions of the same transport instance
+ *                                 (the same bus) by themselves, exactly once (Aeron: one media driver serves both). When
+ *                                 false, the bus hands its own publications' messages to its own subscriptions itself
+ *                                 (docs/architecture.md, "Same-bus loopback"), so a transport must not do both.
  */
-public record TransportCapabilities(int maxBestEffortFrameLength, int maxReliableFrameLength, boolean multicast, boolean crossHost) {
+public record TransportCapabilities(int maxBestEffortFrameLength, int maxReliableFrameLength, boolean multicast, boolean crossHost,
+                                    boolean loopback) {
+    /**
+     * A transport that does not loop back (the bus does it).
+     *
+     * @param maxBestEffortFrameLength largest best-effort frame
+     * @param maxReliableFrameLength   largest reliable frame
+     * @param multicast                best-effort fan-out by multicast
+     * @param crossHost                peers on other hosts reachable
+     */
+    public TransportCapabilities(final int maxBestEffortFrameLength, final int maxReliableFrameLength, final boolean multicast,
+                                 final boolean crossHost) {
+        this(maxBestEffortFrameLength, maxReliableFrameLength, multicast, crossHost, false);
+    }
+
     /**
      * @param delivery a delivery
      * @return the largest frame for that delivery, header included

@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.ToLongFunction;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
@@ -161,6 +165,215 @@ public abstract class DeliveryTck extends HostileFrameTck {
             assertEquals(expected, got.stream().map(Received::value).toList(), "subscriber " + s + ": values or order differ");
             assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "subscriber " + s + " reported loss on a reliable topic");
         }
+    }
+
+    // ------------------------------------------------------------------------------------------------ same bus
+
+    /**
+     * RELIABLE loopback: a publication and a subscription of one topic in the same bus see each other, next to a
+     * subscriber on another bus. Both get every value once, in order, with consecutive sequences (no gap, no
+     * duplicate), including a message several frames long.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void sameBusReliableLoopbackDeliversOnceInOrder() throws InterruptedException {
+        final int maxFrame;
+        try (Transport raw = fixture.newRawTransport()) {
+            maxFrame = raw.capabilities().maxReliableFrameLength();
+        }
+        final Bus bus = bus("loop");
+        final Bus remoteBus = bus("remote");
+        final Topic<String> topic = topic("loop-r", Delivery.RELIABLE);
+        final Recorder<String> local = subscribe(bus, topic, SubscribeOptions.defaults());
+        final Recorder<String> remote = subscribe(remoteBus, topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(bus, topic);
+        awaitProbes(pub, List.of(local, remote));
+        final int n = 2_000;
+        final List<String> expected = new ArrayList<>(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList());
+        expected.add("big-" + "x".repeat(2 * maxFrame + 17)); // three frames or more, reassembled on the remote side
+        expected.add("last");
+        for (final String value : expected) {
+            offerUntilTaken(pub, value);
+        }
+        assertEquals(PublishStatus.OK, flushUntilDone(pub), "flush of the fragmented message");
+        for (final Recorder<String> rec : List.of(local, remote)) {
+            final String who = rec == local ? "same-bus subscriber" : "other-bus subscriber";
+            assertTrue(rec.awaitUntil(list -> notProbes(list).size() >= expected.size(), deliveryTimeout),
+                who + " received " + notProbes(rec.received()).size() + " of " + expected.size());
+            final List<Received<String>> got = notProbes(rec.received());
+            assertEquals(expected, got.stream().map(Received::value).toList(), who + ": values or order differ");
+            assertTrue(got.stream().allMatch(r -> r.sessionId() == pub.sessionId() && r.lostBefore() == 0),
+                who + ": loss reported or foreign session");
+            for (int i = 1; i < n; i++) {
+                assertEquals(got.get(i - 1).sequence() + 1, got.get(i).sequence(), who + ": sequence gap or duplicate at " + i);
+            }
+        }
+        Thread.sleep(200); // a duplicate delivered late would show now
+        assertEquals(expected.size(), notProbes(local.received()).size(), "the same-bus subscriber got duplicates");
+        assertEquals(0, statsOf(bus, topic).duplicates(), "duplicates counted: " + statsOf(bus, topic));
+        assertNull(local.error());
+    }
+
+    /** BEST_EFFORT loopback in a bus with nobody else: every value once and in order, no loss reported. */
+    @Test
+    @ScaledTimeout(20)
+    void sameBusBestEffortLoopbackDeliversOnceInOrder() throws InterruptedException {
+        final Bus bus = bus("loop");
+        final Topic<String> topic = topic("loop-be", Delivery.BEST_EFFORT);
+        final Recorder<String> local = subscribe(bus, topic, SubscribeOptions.<String>defaults().withRingSize(4096));
+        final BusPublication<String> pub = publication(bus, topic);
+        awaitProbes(pub, List.of(local));
+        final int n = 1_000;
+        for (int i = 0; i < n; i++) {
+            offerUntilTaken(pub, "m-" + i);
+        }
+        assertTrue(local.awaitUntil(list -> notProbes(list).size() >= n, deliveryTimeout),
+            "received " + notProbes(local.received()).size() + " of " + n);
+        Thread.sleep(200); // a duplicate delivered late would show now
+        final List<Received<String>> got = notProbes(local.received());
+        assertEquals(IntStream.range(0, n).mapToObj(i -> "m-" + i).toList(), got.stream().map(Received::value).toList(),
+            "values or order differ, or duplicates");
+        assertTrue(got.stream().allMatch(r -> r.sessionId() == pub.sessionId() && r.lostBefore() == 0), "loss reported");
+    }
+
+    /**
+     * RELIABLE loopback to a subscriber that requests nothing: the publication is held back (its offers answer
+     * BACK_PRESSURED, within the ring plus what the transport buffers), and once the subscriber asks, everything
+     * arrives once and in order.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void sameBusSlowReliableSubscriberHoldsThePublisher() throws InterruptedException {
+        final Bus bus = bus("loop");
+        final Topic<String> topic = topic("loop-slow", Delivery.RELIABLE);
+        final int ring = 16;
+        final Recorder<String> local = subscribe(bus, topic, SubscribeOptions.<String>defaults().withRingSize(ring), Recorder.manual());
+        final BusPublication<String> pub = publication(bus, topic);
+        awaitConnected(pub);
+        final String pad = "p".repeat(100);
+        final long bound = ring + fixture.maxBufferedReliableBytes() / (FrameHeader.LENGTH + pad.length());
+        int taken = 0;
+        long heldSinceNs = -1;
+        while (true) {
+            final int status = pub.offer(taken + pad);
+            if (status == PublishStatus.OK) {
+                taken++;
+                heldSinceNs = -1;
+                assertTrue(taken <= bound, "the publisher ran " + taken + " messages ahead of a subscriber that requested none");
+                continue;
+            }
+            assertTrue(status == PublishStatus.BACK_PRESSURED, "offer: " + PublishStatus.describe(status));
+            if (heldSinceNs < 0) {
+                heldSinceNs = System.nanoTime();
+            } else if (System.nanoTime() - heldSinceNs > Duration.ofMillis(300).toNanos()) {
+                break; // held back for good
+            }
+            Thread.sleep(1);
+        }
+        assertTrue(taken >= 1, "nothing was taken before back-pressure");
+        local.request(Long.MAX_VALUE);
+        offerUntilTaken(pub, "after");
+        final int total = taken + 1;
+        assertTrue(local.awaitCount(total, deliveryTimeout), "received " + local.count() + " of " + total);
+        final List<String> expected = new ArrayList<>(IntStream.range(0, taken).mapToObj(i -> i + pad).toList());
+        expected.add("after");
+        Thread.sleep(200); // a duplicate delivered late would show now
+        assertEquals(expected, local.values(), "values or order differ, or duplicates");
+        assertTrue(local.received().stream().allMatch(r -> r.lostBefore() == 0), "loss reported on a reliable topic");
+    }
+
+    // ------------------------------------------------------------------------------------------------ late join
+
+    /**
+     * Late join with a last-value cache: a publisher sends updates over K keys (to an early subscriber), then goes on
+     * publishing while a subscriber on a third bus joins. The late subscriber first gets exactly one value per key, each
+     * the latest the publisher had sent at the snapshot's last sequence, then the live stream from the next sequence on:
+     * no gap, no duplicate at the seam, sequences consecutive to the end.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void lateJoinGetsTheLastValuePerKeyThenTheLiveStream() throws Exception {
+        final int keys = 20;
+        final int before = 400;
+        final int afterSeam = 300;
+        // serializable: a split fixture sends the topic, key included, to the bus host of the other process
+        final Topic<String> topic = topic("lvc", Delivery.RELIABLE)
+            .withLastValueCache((ToLongFunction<String> & Serializable) DeliveryTck::keyOf, 64);
+        final Bus pubBus = bus("pub");
+        final Bus lateBus = bus("late"); // created before the early bus: a split fixture puts it on the other side of pub
+        final Bus earlyBus = bus("early");
+        final Recorder<String> early = subscribe(earlyBus, topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(pubBus, topic);
+        for (int i = 0; i < before; i++) {
+            offerUntilTaken(pub, "k" + (i % keys) + "-" + i); // message i has sequence i: one frame each, no probes
+        }
+        assertTrue(early.awaitCount(before, deliveryTimeout), "early subscriber received " + early.count() + " of " + before);
+        // the live stream runs across the join, until the late subscriber is past its snapshot, then 300 more
+        final Recorder<String> late = Recorder.unbounded();
+        final AtomicInteger published = new AtomicInteger(before);
+        final long liveDeadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
+        final Thread live = new Thread(() -> {
+            int sinceSeam = 0;
+            for (int i = before; sinceSeam < afterSeam && System.nanoTime() < liveDeadlineNs; i++) {
+                offerUntilTaken(pub, "k" + (i % keys) + "-" + i);
+                published.set(i + 1);
+                sinceSeam += late.count() > keys ? 1 : 0;
+                LockSupport.parkNanos(1_000_000);
+            }
+        }, "tck-lvc-publisher");
+        live.start();
+        subscribe(lateBus, topic, SubscribeOptions.defaults(), late);
+        live.join(scaled(Duration.ofSeconds(25)).toMillis());
+        assertTrue(!live.isAlive(), "the live publisher did not finish");
+        final long last = published.get() - 1;
+        assertTrue(late.awaitUntil(list -> !list.isEmpty() && list.get(list.size() - 1).sequence() == last, deliveryTimeout),
+            "late subscriber did not reach the last sequence " + last + ": " + describe(late.received()));
+        final List<Received<String>> got = late.received();
+        assertTrue(got.size() > keys, "late subscriber got only " + got.size() + " messages: " + describe(got));
+        final List<Received<String>> snapshot = got.subList(0, keys);
+        assertEquals(keys, snapshot.stream().map(r -> keyOf(r.value())).distinct().count(),
+            "the first " + keys + " messages are not one per key: " + describe(snapshot));
+        final long snapshotSequence = snapshot.get(keys - 1).sequence();
+        for (int k = 0; k < keys; k++) {
+            final Received<String> r = snapshot.get(k);
+            final long latest = snapshotSequence - Math.floorMod(snapshotSequence - keyOf(r.value()), keys);
+            assertEquals(latest, r.sequence(), "key " + keyOf(r.value()) + " is not its latest value at the snapshot's sequence "
+                + snapshotSequence);
+            assertEquals("k" + keyOf(r.value()) + "-" + latest, r.value(), "snapshot value of sequence " + r.sequence());
+            assertTrue(k == 0 || r.sequence() > snapshot.get(k - 1).sequence(), "snapshot values not in publish order");
+        }
+        final long firstLive = got.get(keys).sequence();
+        System.out.println("TCK late join on " + fixture.name() + ": last snapshot sequence " + snapshotSequence
+            + ", first live sequence " + firstLive + ", last " + got.get(got.size() - 1).sequence());
+        assertEquals(snapshotSequence + 1, firstLive, "seam: a gap or a duplicate between the snapshot and the live stream");
+        for (int i = keys; i < got.size(); i++) {
+            final Received<String> r = got.get(i);
+            assertEquals(snapshotSequence + 1 + (i - keys), r.sequence(), "live stream not consecutive at " + i);
+            assertEquals("k" + (r.sequence() % keys) + "-" + r.sequence(), r.value(), "live value of sequence " + r.sequence());
+            assertEquals(pub.sessionId(), r.sessionId(), "foreign session");
+            assertEquals(0, r.lostBefore(), "loss reported at " + r.sequence());
+        }
+        assertNull(late.error());
+        assertTrue(snapshotSequence >= before - 1, "the snapshot predates what the publisher had sent before the join: " + snapshotSequence);
+    }
+
+    private static long keyOf(final String value) {
+        return Long.parseLong(value.substring(1, value.indexOf('-')));
+    }
+
+    private static String describe(final List<Received<String>> list) {
+        final int n = list.size();
+        return n + " messages, first " + list.subList(0, Math.min(3, n)).stream().map(r -> r.sequence() + "=" + r.value()).toList()
+            + ", last " + list.subList(Math.max(0, n - 3), n).stream().map(r -> r.sequence() + "=" + r.value()).toList();
+    }
+
+    private static int flushUntilDone(final BusPublication<String> pub) throws InterruptedException {
+        int status = pub.flush();
+        for (int i = 0; i < 10_000 && status == PublishStatus.BACK_PRESSURED; i++) {
+            Thread.sleep(1);
+            status = pub.flush();
+        }
+        return status;
     }
 
     // ------------------------------------------------------------------------------------------------ sizes

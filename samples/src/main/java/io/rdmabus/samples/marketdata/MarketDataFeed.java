@@ -48,7 +48,7 @@ final class MarketDataFeed implements Runnable {
 
     MarketDataFeed(final Bus bus, final MarketDataSample.Settings settings, final CountDownLatch subscribersReady) {
         this.settings = settings;
-        this.quotes = bus.publication(MarketDataTopics.QUOTES);
+        this.quotes = bus.publication(MarketDataTopics.QUOTES_LAST_VALUES); // keeps the last quote per instrument
         this.trades = bus.publication(MarketDataTopics.TRADES);
         this.subscribersReady = subscribersReady;
         this.midE9 = new long[settings.instruments()];

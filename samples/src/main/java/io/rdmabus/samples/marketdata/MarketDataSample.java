@@ -21,7 +21,8 @@ import picocli.CommandLine.Option;
 
 /**
  * Market-data fan-out: a feed publishes quotes (best effort) and trades (reliable) for a set of instruments at a set
- * rate with bursts; an order-book builder and a deliberately slow, conflating strategy subscribe. Each role has its
+ * rate with bursts; an order-book builder and a deliberately slow, conflating strategy subscribe, and half-way through a
+ * second order book subscribes late and gets every instrument at once from the feed's last-value cache. Each role has its
  * own bus (think: its own process) in this JVM. Prints live rates, losses and end-to-end latency once a second, then
  * a summary.
  *
@@ -106,8 +107,10 @@ public final class MarketDataSample implements Callable<Integer> {
      * @param quotesDropped   quotes refused at the source (best effort: no subscriber or no room)
      * @param tradesSent      trades published
      * @param subscribers     per subscriber
+     * @param lateBook        the seam of the order book started half-way (late join), or null if it saw no live quote
      */
-    public record Result(String transport, long quotesSent, long quotesDropped, long tradesSent, List<SubscriberResult> subscribers) {
+    public record Result(String transport, long quotesSent, long quotesDropped, long tradesSent, List<SubscriberResult> subscribers,
+                         LateOrderBook.Result lateBook) {
         /** @return true if every subscriber received every trade and reported no trade lost */
         public boolean tradesComplete() {
             return subscribers.stream().allMatch(s -> s.tradesReceived() == tradesSent && s.tradesLost() == 0);
@@ -138,7 +141,8 @@ public final class MarketDataSample implements Callable<Integer> {
      * @throws InterruptedException if interrupted
      */
     public static Result run(final Settings settings, final PrintStream out) throws InterruptedException {
-        try (LocalBuses buses = LocalBuses.create(settings.transport(), 3)) {
+        final long sampleStartNs = System.nanoTime();
+        try (LocalBuses buses = LocalBuses.create(settings.transport(), 4)) {
             out.printf("transport: %s (requested '%s'); %d instruments, %,d quotes/s + bursts of %,d every %d ms, a trade every %d quotes,"
                     + " %.1f s%n", buses.transport(), settings.transport(), settings.instruments(), settings.quotesPerSecond(),
                 settings.burstSize(), settings.burstIntervalMs(), settings.tradeEvery(), settings.durationNs() / 1e9);
@@ -146,6 +150,7 @@ public final class MarketDataSample implements Callable<Integer> {
             final Bus bookBus = buses.newBus("md-book");
             final Bus strategyBus = buses.newBus("md-strategy");
             final Bus feedBus = buses.newBus("md-feed");
+            final LateOrderBook lateBook = new LateOrderBook(buses.newBus("md-late-book"), settings.instruments());
             final List<MarketDataSubscriber> subscribers = List.of(new OrderBookBuilder(bookBus, ready),
                 new SlowStrategy(strategyBus, ready, settings.strategyWorkNs()));
             subscribers.forEach(MarketDataSubscriber::start);
@@ -153,6 +158,18 @@ public final class MarketDataSample implements Callable<Integer> {
             final Thread feedThread = new Thread(feed, "md-feed-publisher");
             feedThread.setDaemon(true);
             feedThread.start();
+            // an order book that subscribes half-way through: the last-value cache makes it complete at once
+            final Thread lateStarter = new Thread(() -> {
+                try {
+                    ready.await();
+                    TimeUnit.NANOSECONDS.sleep(settings.durationNs() / 2);
+                    lateBook.start(sampleStartNs);
+                } catch (final InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "md-late-book-starter");
+            lateStarter.setDaemon(true);
+            lateStarter.start();
             try {
                 report(out, feed, subscribers, ready);
                 feedThread.join(TimeUnit.SECONDS.toMillis(30));
@@ -166,8 +183,10 @@ public final class MarketDataSample implements Callable<Integer> {
                     Thread.sleep(10);
                 }
                 drainQuotes(feed, subscribers);
-                return summary(out, buses.transport(), feed, subscribers);
+                return summary(out, buses.transport(), feed, subscribers, lateBook);
             } finally {
+                lateStarter.interrupt();
+                lateBook.close();
                 feed.stop();
                 feedThread.join(TimeUnit.SECONDS.toMillis(5));
                 subscribers.forEach(MarketDataSubscriber::close);
@@ -250,7 +269,7 @@ public final class MarketDataSample implements Callable<Integer> {
     }
 
     private static Result summary(final PrintStream out, final String transport, final MarketDataFeed feed,
-                                  final List<MarketDataSubscriber> subscribers) {
+                                  final List<MarketDataSubscriber> subscribers, final LateOrderBook lateBook) {
         final List<SubscriberResult> results = new ArrayList<>();
         out.printf("== summary (%s) ==%n", transport);
         out.printf("feed      quotes sent %,d (refused at source %,d), trades sent %,d%n", feed.quotesSent(), feed.quotesDropped(),
@@ -274,7 +293,8 @@ public final class MarketDataSample implements Callable<Integer> {
             out.printf("%-9s bus, trades: %s%n", "", StatsText.of(ts));
             out.printf("%-9s %s%n", "", s.describeState());
         }
-        final Result result = new Result(transport, feed.quotesSent(), feed.quotesDropped(), feed.tradesSent(), results);
+        out.println(lateBook.describe());
+        final Result result = new Result(transport, feed.quotesSent(), feed.quotesDropped(), feed.tradesSent(), results, lateBook.result());
         out.println(result.tradesComplete() ? "OK: every trade reached every subscriber" : "FAILED: trades missing (see above)");
         return result;
     }

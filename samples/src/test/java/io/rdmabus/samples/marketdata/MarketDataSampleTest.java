@@ -40,6 +40,11 @@ class MarketDataSampleTest {
         assertTrue(!output.contains("does NOT add up"), output);
         assertTrue(output.contains("transport: aeron-ipc"), output);
         assertTrue(output.contains("OK: every trade reached every subscriber"), output);
+        // the order book started half-way: every instrument at once from the last-value cache, then the live quotes
+        final LateOrderBook.Result late = result.lateBook();
+        assertTrue(late != null, "the late book saw no live quote after its snapshot: " + output);
+        assertEquals(8, late.instrumentsAtSeam(), "instruments from the snapshot: " + output);
+        assertTrue(late.seamHolds(), "seam (a duplicate, or a gap not reported): " + output);
     }
 
     @Test

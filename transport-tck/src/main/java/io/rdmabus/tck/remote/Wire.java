@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 import io.rdmabus.BusException;
 import io.rdmabus.BusStats;
@@ -84,6 +85,12 @@ final class Wire {
         out.writeByte(topic.delivery().ordinal());
         out.writeInt(topic.maxMessageLength());
         out.writeUTF(topic.codec().name());
+        out.writeInt(topic.lastValueMaxKeys()); // 0: no last-value cache
+        if (topic.lastValueMaxKeys() > 0) {
+            final byte[] key = serialized(topic.lastValueKey(), "the last-value key", "ToLongFunction<T>");
+            out.writeInt(key.length);
+            out.write(key);
+        }
     }
 
     static Topic<Object> readTopic(final DataInputStream in, final RemoteCodecs codecs) throws IOException {
@@ -91,7 +98,14 @@ final class Wire {
         final Delivery delivery = Delivery.values()[in.readUnsignedByte()];
         final int max = in.readInt();
         final Codec<Object> codec = codecs.byName(in.readUTF());
-        return Topic.of(name, codec, delivery).withMaxMessageLength(max);
+        final Topic<Object> topic = Topic.of(name, codec, delivery).withMaxMessageLength(max);
+        final int maxKeys = in.readInt();
+        if (maxKeys == 0) {
+            return topic;
+        }
+        @SuppressWarnings("unchecked")
+        final ToLongFunction<Object> key = (ToLongFunction<Object>) readObject(in.readNBytes(in.readInt()), "last-value key");
+        return topic.withLastValueCache(key, maxKeys);
     }
 
     /**
@@ -114,17 +128,31 @@ final class Wire {
 
     /** @return the serialized conflation key; fails clearly if it cannot cross to the host */
     static byte[] serializedKey(final Function<?, ?> key) {
+        return serialized(key, "the conflation key", "Function<T, K>");
+    }
+
+    /** @return the serialized function; fails clearly if it cannot cross to the host */
+    static byte[] serialized(final Object key, final String what, final String type) {
         if (!(key instanceof Serializable)) {
-            throw new UnsupportedOperationException("the conflation key " + key + " is not Serializable, so the remote bus host cannot apply "
-                + "it: use a serializable lambda, e.g. (Function<T, K> & Serializable) MyClass::key, whose class is on the host's class path");
+            throw new UnsupportedOperationException(what + " " + key + " is not Serializable, so the remote bus host cannot apply "
+                + "it: use a serializable lambda, e.g. (" + type + " & Serializable) MyClass::key, whose class is on the host's class path");
         }
         final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(key);
         } catch (final IOException ex) {
-            throw new UnsupportedOperationException("the conflation key " + key + " cannot be serialized for the remote bus host: " + ex, ex);
+            throw new UnsupportedOperationException(what + " " + key + " cannot be serialized for the remote bus host: " + ex, ex);
         }
         return bytes.toByteArray();
+    }
+
+    /** A test tool on a private lab network: the only objects read are the TCK's own key functions. */
+    private static Object readObject(final byte[] bytes, final String what) throws IOException {
+        try (ObjectInputStream objects = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
+            return objects.readObject();
+        } catch (final ClassNotFoundException ex) {
+            throw new IOException(what + " class not on the bus host's class path: " + ex.getMessage(), ex);
+        }
     }
 
     @SuppressWarnings("unchecked")
