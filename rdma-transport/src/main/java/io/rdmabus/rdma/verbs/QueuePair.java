@@ -123,7 +123,7 @@ public final class QueuePair extends NativeResource {
                 }
             }
         }
-        list.badWr().set(ValueLayout.JAVA_LONG, 0, 0L);
+        list.resetBadWr();
         return ibv_context_ops.post_send.invoke(postSendFn, qp, list.first(), list.badWr());
     }
 
