@@ -84,6 +84,22 @@ final class PublicationTable {
         return null;
     }
 
+    /**
+     * @return the open publications of {@code topicId} that retain frames and know their session: those a subscriber's
+     *     connection gets a START of when the topic is routed to it (poller; a new list, control path only)
+     */
+    List<RdmaPublication> startsOf(final int topicId) {
+        List<RdmaPublication> out = new ArrayList<>(2);
+        synchronized (publications) {
+            for (RdmaPublication p : publications) {
+                if (p.retains() && p.topicId() == topicId && p.hasSession() && !p.isClosing()) {
+                    out.add(p);
+                }
+            }
+        }
+        return out;
+    }
+
     /** Adds the topic id of every open publication to {@code out} (cm agent, for adverts). */
     void publishedTopics(final SortedSet<Integer> out) {
         synchronized (publications) {
