@@ -431,6 +431,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return;
         }
         closed = true;
+        ctx.publications.sessionEnded(this); // from now on a RESUME of this session is answered from there
         if (gate.heldByCurrentThread()) {
             abort();
         }
@@ -439,6 +440,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && pollerRunning.getAsBoolean()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
+        ctx.publications.sessionEnded(this); // after a claim that was in progress at close committed
         ctx.publications.remove(this);
         if (!gate.awaitOpen(deadline, this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes())) {
             return;

@@ -233,6 +233,12 @@ final class ReliableResume {
     void onResume(final Connection c, final int topicId, final int session, final long next) {
         RdmaPublication pub = ctx.publications.findRetaining(topicId, session);
         if (pub == null) {
+            long end = ctx.publications.endOfClosedSession(topicId, session);
+            if (end >= 0 && next >= end) {
+                // the publication closed and the subscriber had every frame of it (or it published none): nothing is lost
+                ctx.counters.increment(RdmaCounter.RESUMES_SERVED);
+                return;
+            }
             refuseResume(c, topicId, session, next, -1);
             return;
         }

@@ -381,6 +381,52 @@ class RdmaResumeRxeTest {
         }
     }
 
+    /**
+     * Publications that closed before the break, one after the subscriber took all 5 of its frames and one that published
+     * nothing (the subscriber knows it only from its START): after the reconnect the subscriber resumes both and the
+     * publisher, which remembers where each closed session ended, answers without RESUME_FAILED, so the Flux lives on
+     * and a new publication's frames arrive.
+     */
+    @Test
+    void closedSessionsTheSubscriberHadWholeResumeWithoutError() throws Exception {
+        RdmaTransport pubT = transport(Map.of());
+        Bus pubBus = bus("closed-pub", pubT, List.of());
+        RdmaTransport subT = transport(Map.of());
+        Bus subBus = bus("closed-sub", subT, List.of(pubT.listenEndpoint()));
+        try {
+            Topic<String> topic = Topic.of("resume-closed-sessions", Codecs.utf8(), Delivery.RELIABLE);
+            Recorder rec = new Recorder(Long.MAX_VALUE);
+            subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults()).subscribe(rec);
+            BusPublication<String> published = pubBus.publication(topic);
+            BusPublication<String> silent = pubBus.publication(topic);
+            assertTrue(await(() -> published.isConnected() && subT.counters().get("streamStartsReceived") >= 2, 60_000),
+                    () -> "the subscriber never got both STARTs: " + subT.counters());
+            AtomicInteger sent = new AtomicInteger();
+            publisher(published, 5, sent, System.nanoTime() + TimeUnit.SECONDS.toNanos(60)).join(60_000);
+            assertTrue(await(() -> rec.got.size() >= 5, 30_000), "received " + rec.got.size() + " of 5");
+            published.close();
+            silent.close();
+            assertEquals(1, RdmaTestSeams.breakConnections(subT), "connections broken by RdmaTestSeams.breakConnections");
+            assertTrue(await(() -> subT.resumeStats()[0] >= 2 && pubT.resumeStats()[1] + pubT.resumeStats()[3] >= 2, 90_000),
+                    () -> "no resume of both closed sessions: subscriber " + java.util.Arrays.toString(subT.resumeStats()) + " publisher "
+                    + java.util.Arrays.toString(pubT.resumeStats()));
+            assertEquals(0, pubT.resumeStats()[3], "RESUME_FAILED sent for a closed session the subscriber had whole");
+            assertEquals(2, pubT.resumeStats()[1], "resumes served: both closed sessions, nothing to replay");
+            assertEquals(0, pubT.resumeStats()[2], "frames replayed");
+            BusPublication<String> next = pubBus.publication(topic);
+            assertTrue(await(() -> next.isConnected() && subT.liveConnectionCount() == 1, 60_000), "the new publication never saw the subscriber");
+            AtomicInteger sentNext = new AtomicInteger();
+            publisher(next, 5, sentNext, System.nanoTime() + TimeUnit.SECONDS.toNanos(60)).join(60_000);
+            assertTrue(await(() -> rec.got.size() >= 10, 30_000), "received " + rec.got.size() + " of 10");
+            assertNull(rec.error.get(), "the Flux failed");
+            assertEquals(List.of("m0", "m1", "m2", "m3", "m4", "m0", "m1", "m2", "m3", "m4"), rec.got.stream().map(Received::value).toList());
+            assertEquals(0, subT.resumeStats()[4], "RESUME_FAILED received");
+        } finally {
+            subBus.close();
+            pubBus.close();
+        }
+    }
+
     @Test
     void aStalledSubscriberOutsideTheRetentionWindowFailsWithRetentionExceeded() throws Exception {
         RdmaTransport pubT = transport(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "16", RdmaTransportConfig.SEND_BUFFERS, "16"));
