@@ -171,6 +171,7 @@ class ControlMessagesFuzzTest {
         System.out.println(fuzz.summary("byCode(-7..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
         assertTrue(malformed > 0 && byCode[Wire.CREDIT + 7] > 0 && byCode[Wire.DATA + 7] > 0 && byCode[Wire.RESUME + 7] > 0
-            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0 && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
+            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0
+            && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
     }
 }
