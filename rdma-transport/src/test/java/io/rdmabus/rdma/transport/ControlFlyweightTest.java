@@ -102,8 +102,9 @@ class ControlFlyweightTest {
         msg.wrap(buffer, 0).encodeStart(3, 1, 5);
         buffer.putInt(12, 1, ByteOrder.LITTLE_ENDIAN);
         assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.START_BYTES), "reserved word set");
-        buffer.putInt(0, 11, ByteOrder.LITTLE_ENDIAN);
-        assertEquals(ControlMessages.ERR_TYPE, classify(0, Wire.START_BYTES), "type 11 is not START");
+        msg.wrap(buffer, 0).encodeStart(3, 1, 5);
+        buffer.putInt(0, Wire.START | 0x100, ByteOrder.LITTLE_ENDIAN);
+        assertEquals(ControlMessages.ERR_TYPE, classify(0, Wire.START_BYTES), "START's type word with a high byte set");
     }
 
     @Test
