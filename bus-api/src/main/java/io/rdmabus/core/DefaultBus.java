@@ -293,11 +293,11 @@ public final class DefaultBus implements Bus {
             throw new BusConfigurationException("Transport " + transport.name() + " carries frames of at most " + maxFrame
                 + " bytes for " + topic.delivery() + ", no room after the " + FrameHeader.LENGTH + "-byte header");
         }
-        final TransportPublication tp = transport.addPublication(topic.descriptor());
         int sessionId;
         do {
             sessionId = ThreadLocalRandom.current().nextInt();
         } while (sessionId == 0);
+        final TransportPublication tp = transport.addPublication(topic.descriptor(), sessionId);
         final DefaultPublication<T> publication = new DefaultPublication<>(this, topic, tp, sessionId,
             localRoutes == null ? null : new LocalDelivery(localRoutes.route(topic.topicId())));
         if (counters != null) {

@@ -30,6 +30,19 @@ public interface Transport extends AutoCloseable {
     TransportPublication addPublication(TopicDescriptor topic);
 
     /**
+     * A publication whose frames will all carry bus session {@code sessionId} (the bus picks it before it asks): a
+     * transport that keeps per-session state for its subscribers (e.g. where a RELIABLE stream resumes after a reconnect)
+     * can announce the session before the first frame. The default ignores the session.
+     *
+     * @param topic     the topic
+     * @param sessionId the session id every frame of this publication carries in its header (never 0)
+     * @return a new publication for the topic
+     */
+    default TransportPublication addPublication(final TopicDescriptor topic, final int sessionId) {
+        return addPublication(topic);
+    }
+
+    /**
      * @param topic the topic
      * @param sink  where frames go
      * @return a new subscription

@@ -144,10 +144,11 @@ final class Connection {
     final ControlQueue pendingControl = new ControlQueue();
     /**
      * Subscriber side: per (topic id &lt;&lt; 32 | session id) of a RELIABLE topic, the sequence after the last frame from
-     * this peer that every local sink took. Kept by peer node id when the connection fails, for RESUME.
+     * this peer that every local sink took, or, before the first such frame, the first sequence the publisher's START
+     * announced. Kept by peer node id when the connection fails, for RESUME.
      */
     Long2LongHashMap consumed = new Long2LongHashMap(-1);
-    /** Publisher side: topics this peer subscribed whose route waits for a replay to finish. */
+    /** Publisher side: topics this peer subscribed whose route waits for a replay to finish or for its STARTs to be posted. */
     final IntHashSet deferredSubs = new IntHashSet();
     /** Publisher side: topics this peer unsubscribed while their replay ran, so the replay's end does not route them. */
     final IntHashSet unsubscribedDuringReplay = new IntHashSet();

@@ -15,18 +15,19 @@ import org.agrona.MutableDirectBuffer;
  *
  * <p>Layout (little-endian; offsets from the message start):
  * <pre>
- *  0  i32  type               DATA, INIT, CREDIT, SUB, UNSUB, BYE, AUTH, RESUME, RESUME_FAILED, UD_INFO (high 3 bytes 0)
- *  4  i32  topic id           DATA, SUB, UNSUB, RESUME, RESUME_FAILED
+ *  0  i32  type               DATA, INIT, CREDIT, SUB, UNSUB, BYE, AUTH, RESUME, RESUME_FAILED, START, UD_INFO (high 3 bytes 0)
+ *  4  i32  topic id           DATA, SUB, UNSUB, RESUME, RESUME_FAILED, START
  *          credits            INIT (granted at start), CREDIT (returned)
  *          UD QP number       UD_INFO
  *  8  i32  peer max frame     INIT: the sender's rdma.frame.bytes
- *          session id         RESUME, RESUME_FAILED: the publisher's bus session
+ *          session id         RESUME, RESUME_FAILED, START: the publisher's bus session
  *          UD IPv4 address    UD_INFO
  *          proof (32 bytes)   AUTH: HMAC-SHA256 from offset 8 on
- * 12  i32  reserved 0         INIT, CREDIT, SUB, UNSUB, BYE, RESUME
+ * 12  i32  reserved 0         INIT, CREDIT, SUB, UNSUB, BYE, RESUME, START
  *          retention frames   RESUME_FAILED: the publisher's rdma.retention.frames
  *          UD Q_Key           UD_INFO
  * 16  i64  next sequence      RESUME, RESUME_FAILED: the next sequence the subscriber needs
+ *          first sequence     START: no frame of the session on this connection is older
  * 24  i64  oldest sequence    RESUME_FAILED: the oldest sequence the publisher retains (-1: session gone)
  * </pre>
  *
@@ -89,12 +90,12 @@ final class ControlFlyweight {
         return buffer.getInt(offset + Wire.ARG2_OFFSET, ORDER);
     }
 
-    /** @return RESUME, RESUME_FAILED: the publisher's session id */
+    /** @return RESUME, RESUME_FAILED, START: the publisher's session id */
     int sessionId() {
         return buffer.getInt(offset + Wire.ARG2_OFFSET, ORDER);
     }
 
-    /** @return the word at offset 12: reserved (0) in RESUME */
+    /** @return the word at offset 12: reserved (0) in RESUME and START */
     int reserved() {
         return buffer.getInt(offset + Wire.ARG3_OFFSET, ORDER);
     }
@@ -106,6 +107,11 @@ final class ControlFlyweight {
 
     /** @return RESUME, RESUME_FAILED: the next sequence the subscriber needs */
     long nextSequence() {
+        return buffer.getLong(offset + Wire.NEXT_SEQUENCE_OFFSET, ORDER);
+    }
+
+    /** @return START: the first sequence of the session's stream on this connection (the same word as {@link #nextSequence}) */
+    long firstSequence() {
         return buffer.getLong(offset + Wire.NEXT_SEQUENCE_OFFSET, ORDER);
     }
 
@@ -190,6 +196,13 @@ final class ControlFlyweight {
         return Wire.RESUME_BYTES;
     }
 
+    /** @return the length of START: this connection's stream of session {@code sessionId} of {@code topicId} starts at {@code firstSequence} */
+    int encodeStart(final int topicId, final int sessionId, final long firstSequence) {
+        fixed(Wire.START, topicId, sessionId, 0);
+        mutable.putLong(offset + Wire.NEXT_SEQUENCE_OFFSET, firstSequence, ORDER);
+        return Wire.START_BYTES;
+    }
+
     /** @return the length of RESUME_FAILED answering a RESUME of {@code nextSequence} when the publisher retains from {@code oldestSequence} */
     int encodeResumeFailed(final int topicId, final int sessionId, final int retentionFrames, final long nextSequence,
                            final long oldestSequence) {
@@ -220,6 +233,7 @@ final class ControlFlyweight {
         return switch (type) {
             case Wire.AUTH -> Wire.AUTH_BYTES;
             case Wire.RESUME -> Wire.RESUME_BYTES;
+            case Wire.START -> Wire.START_BYTES;
             case Wire.RESUME_FAILED -> Wire.RESUME_FAILED_BYTES;
             default -> Wire.CONTROL_MESSAGE_BYTES;
         };

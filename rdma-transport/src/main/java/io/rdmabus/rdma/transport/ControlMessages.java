@@ -15,7 +15,8 @@ import org.agrona.DirectBuffer;
  * {@link Wire#CONTROL_MESSAGE_BYTES} long, AUTH exactly {@link Wire#AUTH_BYTES}; INIT grants 1..{@code maxCredits}
  * credits and a frame size at least ours; CREDIT returns 0..{@code maxCredits} (0: a no-op whose signalled completion
  * releases unsignalled data sends); SUB/UNSUB name a non-zero topic id; RESUME is exactly {@link Wire#RESUME_BYTES}
- * long with a non-zero topic id, reserved bytes 12..15 zero and a next sequence &gt;= 0; RESUME_FAILED is exactly
+ * long with a non-zero topic id, reserved bytes 12..15 zero and a next sequence &gt;= 0; START likewise ({@link Wire#START_BYTES}
+ * long, non-zero topic id, reserved bytes 12..15 zero, first sequence &gt;= 0); RESUME_FAILED is exactly
  * {@link Wire#RESUME_FAILED_BYTES} long with a non-zero topic id, retention frames &gt;= 1, next sequence &gt;= 0 and
  * oldest sequence &gt;= -1.
  *
@@ -35,7 +36,7 @@ final class ControlMessages {
     static final int ERR_CREDITS = -5;
     /** INIT announcing a smaller frame than ours: a configuration mismatch, not corruption. */
     static final int ERR_PEER_FRAME = -6;
-    /** RESUME/RESUME_FAILED with a negative sequence, retention frames below 1, or reserved bytes set. */
+    /** RESUME/RESUME_FAILED/START with a negative sequence, retention frames below 1, or reserved bytes set. */
     static final int ERR_SEQUENCE = -7;
 
     private ControlMessages() {
@@ -50,7 +51,7 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#RESUME_FAILED}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
         return classify(new ControlFlyweight().wrap(buffer, offset), length, maxFrameBytes, maxCredits);
@@ -61,7 +62,7 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#RESUME_FAILED}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
      */
     static int classify(final ControlFlyweight msg, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
@@ -77,7 +78,7 @@ final class ControlMessages {
         if (type == Wire.UD_INFO) {
             return length < Wire.CONTROL_MESSAGE_BYTES ? ERR_TRUNCATED : length > Wire.CONTROL_MESSAGE_BYTES ? ERR_TOO_LONG : Wire.UD_INFO;
         }
-        if (type == Wire.RESUME || type == Wire.RESUME_FAILED) {
+        if (type == Wire.RESUME || type == Wire.RESUME_FAILED || type == Wire.START) {
             return classifyResume(msg, length, type);
         }
         if (type < Wire.INIT || type > Wire.AUTH) {
@@ -106,7 +107,7 @@ final class ControlMessages {
     }
 
     private static int classifyResume(final ControlFlyweight msg, final int length, final int type) {
-        final int expectedLength = type == Wire.RESUME ? Wire.RESUME_BYTES : Wire.RESUME_FAILED_BYTES;
+        final int expectedLength = ControlFlyweight.lengthOf(type);
         if (length < expectedLength) {
             return ERR_TRUNCATED;
         }
@@ -119,8 +120,8 @@ final class ControlMessages {
         if (msg.nextSequence() < 0) {
             return ERR_SEQUENCE;
         }
-        if (type == Wire.RESUME) {
-            return msg.reserved() != 0 ? ERR_SEQUENCE : Wire.RESUME;
+        if (type == Wire.RESUME || type == Wire.START) {
+            return msg.reserved() != 0 ? ERR_SEQUENCE : type;
         }
         return msg.retentionFrames() < 1 || msg.oldestSequence() < -1 ? ERR_SEQUENCE : Wire.RESUME_FAILED;
     }
@@ -141,6 +142,7 @@ final class ControlMessages {
             case Wire.UD_INFO -> "ud-info";
             case Wire.RESUME -> "resume";
             case Wire.RESUME_FAILED -> "resume-failed";
+            case Wire.START -> "start";
             case ERR_SEQUENCE -> "resume sequence, retention frames or reserved bytes out of range";
             case ERR_TRUNCATED -> "truncated message";
             case ERR_TYPE -> "unknown message type or reserved bytes set";

@@ -293,14 +293,7 @@ class Poller implements Agent {
                 c.ready = true;
             }
             case Wire.CREDIT -> c.credits.addAndGet(msg.credits());
-            case Wire.SUB -> {
-                int topicId = msg.topicId();
-                if (resume.replayPending(c, topicId)) {
-                    c.deferredSubs.add(topicId); // new frames only after the replay (stepReplay adds the route)
-                } else {
-                    ctx.publications.route(topicId).add(c);
-                }
-            }
+            case Wire.SUB -> resume.onSub(c, msg.topicId()); // routed after the topic's STARTs (or the replay's end)
             case Wire.UNSUB -> {
                 int topicId = msg.topicId();
                 c.deferredSubs.remove(topicId);
@@ -309,6 +302,7 @@ class Poller implements Agent {
                 }
                 ctx.publications.route(topicId).remove(c);
             }
+            case Wire.START -> resume.onStart(c, msg.topicId(), msg.sessionId(), msg.firstSequence());
             case Wire.RESUME -> resume.onResume(c, msg.topicId(), msg.sessionId(), msg.nextSequence());
             case Wire.RESUME_FAILED -> resume.onResumeFailed(c, msg.topicId(), msg.sessionId(), msg.retentionFrames(), msg.nextSequence(),
                     msg.oldestSequence());
@@ -513,6 +507,11 @@ class Poller implements Agent {
             c.pendingControl.sub(topicId);
         }
         control.flush(c, true, false);
+    }
+
+    /** A new RELIABLE publication that knows its session: its START to every connection of its topic, then it may claim. */
+    void announce(final RdmaPublication pub) {
+        resume.announce(pub);
     }
 
     void removeLocal(final RdmaSubscription sub) {

@@ -11,6 +11,7 @@ import io.rdmabus.spi.TransportStatus;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -35,6 +36,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  * being replayed is overwritten. The handshake between the publisher thread and the poller is two volatiles:
  * {@code tryClaim} sets {@code inClaim} then reads {@code replaying}; the poller raises {@code replaying} then waits until
  * it reads {@code inClaim} false, after which the ring is stable until the replay ends.
+ *
+ * <p>Stream starts (RELIABLE): a subscriber's connection gets a START (session, first sequence) of this publication
+ * before its first DATA, so a break before any frame arrived still resumes from the stream's start
+ * ({@link ReliableResume}). A publication created with its session id ({@code Transport.addPublication(topic,
+ * sessionId)}, what the bus calls) claims nothing until the poller has posted its START on every connection its topic
+ * is routed to (the same {@code replaying} block, raised at construction).
  */
 final class RdmaPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
@@ -65,12 +72,23 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private final int[] slotLength;
     /** Frames committed so far; commit k is in slot k % slots. Written by the publisher, read by the poller after {@link #claimInProgress}. */
     private long committed;
-    /** The bus session id of this publication's frames (from the first committed frame's header); set once. */
+    /**
+     * The bus session id of this publication's frames: given at construction by the bus, else learnt from the first
+     * committed frame's header; set once.
+     */
     private volatile int sessionId;
     private volatile boolean sessionKnown;
+    /**
+     * The sequence after the last committed frame's (0 before the first): where a stream that starts now starts, since
+     * every later frame has a higher sequence. Release-stored by the publisher at commit, read by the poller for START.
+     */
+    private final AtomicLong nextStreamSequence = new AtomicLong();
     /** Publisher thread between a successful claim and its commit/abort (see the class comment). */
     private final ClaimGate gate = new ClaimGate();
-    /** Replays in progress or pending on this publication (written by the poller only). */
+    /**
+     * Replays in progress or pending on this publication, plus 1 from construction until its STARTs are posted (written by
+     * the constructor, before the publication is shared, then by the poller only).
+     */
     private volatile int replaying;
     /** Per slot: sends posted from it whose completion the poller has not seen yet (0 = free). */
     final AtomicIntegerArray refs;
@@ -84,12 +102,12 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     /** Diagnostics (publisher thread): claims refused for want of a free send slot / of a credit. */
     long noSlot;
     long noCredit;
-    /** Diagnostics (publisher thread): claims refused while a reconnected subscriber was being replayed. */
+    /** Diagnostics (publisher thread): claims refused while a reconnected subscriber was being replayed (or STARTs posted). */
     long replayWaits;
 
     RdmaPublication(final RdmaContext ctx, final PollerProxy poller, final BooleanSupplier pollerRunning, final int poolIndex,
                     final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr, final int maxFrame, final int slotBytes,
-                    final int slots) {
+                    final int slots, final int sessionId) {
         this.ctx = ctx;
         this.poller = poller;
         this.pollerRunning = pollerRunning;
@@ -106,6 +124,11 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         this.targets = new Connection[64];
         this.slotSequence = new long[slots];
         this.slotLength = new int[slots];
+        if (reliable && sessionId != 0) {
+            this.sessionId = sessionId;
+            this.sessionKnown = true;
+            this.replaying = 1; // claims wait for the poller to post this publication's STARTs (announced())
+        }
     }
 
     @Override
@@ -208,6 +231,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         if (reliable && claimLength >= FrameHeader.LENGTH) {
             final int frame = base + Wire.ENVELOPE_BYTES;
             slotSequence[slot] = FrameHeader.sequence(view, frame);
+            nextStreamSequence.lazySet(slotSequence[slot] + 1);
             if (!sessionKnown) {
                 sessionId = FrameHeader.sessionId(view, frame);
                 sessionKnown = true;
@@ -317,6 +341,29 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         return sessionKnown && sessionId == session;
     }
 
+    /** @return whether the session id is known (given at construction, or from the first committed frame) */
+    boolean hasSession() {
+        return sessionKnown;
+    }
+
+    /** @return the bus session id (only when {@link #hasSession}) */
+    int sessionId() {
+        return sessionId;
+    }
+
+    /**
+     * @return where a stream of this publication that starts now starts: the sequence after the last committed frame's, 0
+     *     before the first (poller; no frame committed after this call is older)
+     */
+    long nextStreamSequence() {
+        return nextStreamSequence.get();
+    }
+
+    /** The poller posted this publication's STARTs on every connection its topic is routed to: it may claim. */
+    void announced() {
+        endReplay();
+    }
+
     /** The poller starts a replay: from now on claims are refused until {@link #endReplay}. */
     void beginReplay() {
         replaying = replaying + 1; // single writer (the poller)
@@ -384,6 +431,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return;
         }
         closed = true;
+        ctx.publications.sessionEnded(this); // from now on a RESUME of this session is answered from there
         if (gate.heldByCurrentThread()) {
             abort();
         }
@@ -392,6 +440,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && pollerRunning.getAsBoolean()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
+        ctx.publications.sessionEnded(this); // after a claim that was in progress at close committed
         ctx.publications.remove(this);
         if (!gate.awaitOpen(deadline, this, TimeUnit.NANOSECONDS.toMillis(LINGER_NS), mr.sizeBytes())) {
             return;

@@ -282,6 +282,17 @@ public final class RdmaTransport implements Transport {
 
     @Override
     public TransportPublication addPublication(final TopicDescriptor topic) {
+        return addPublication(topic, 0);
+    }
+
+    /**
+     * A RELIABLE publication given its session id claims nothing until the poller has posted its START on every
+     * connection its topic is routed to (see {@link ReliableResume}); this waits (bounded) for that command, so the
+     * publication is usable when it returns. Without a session id (0) it learns the session from its first frame and
+     * only connections routed after that frame get its START.
+     */
+    @Override
+    public TransportPublication addPublication(final TopicDescriptor topic, final int sessionId) {
         checkRunning();
         if (discovery != null) {
             discovery.requestAdvert(); // subscribers need not wait a whole interval to hear of it
@@ -293,11 +304,19 @@ public final class RdmaTransport implements Transport {
         int maxFrame = capabilities().maxFrameLength(topic.delivery());
         // RELIABLE: the slot ring is the retention window (rdma.retention.frames >= rdma.send.buffers), kept for resume
         int slots = topic.delivery() == Delivery.RELIABLE ? config.retentionFrames() : config.sendBuffers();
-        return publications.add(index -> {
+        RdmaPublication pub = publications.add(index -> {
             MemoryRegion mr = rdma.device.pd.registerMemory((long) config.slotBytes() * slots, Access.NONE);
             return new RdmaPublication(rdma, pollerProxy, this::pollerRunning, index, topic, route(topic.topicId()), mr, maxFrame,
-                    config.slotBytes(), slots);
+                    config.slotBytes(), slots, sessionId);
         });
+        if (pub.retains() && pub.hasSession()) {
+            if (pollerRunning()) {
+                runOnPoller(() -> poller.announce(pub));
+            } else {
+                pub.announced(); // no poller, no connection: nothing to announce
+            }
+        }
+        return pub;
     }
 
     @Override

@@ -19,6 +19,14 @@ import org.agrona.collections.Long2ObjectHashMap;
  * to resume (RESUME); a RESUME_FAILED fails the topic's local sinks with {@link RetentionExceededException}. Publisher:
  * serves a RESUME by re-posting the retained frames from the asked sequence on ({@link Replay}), or refuses it.
  *
+ * <p>Stream starts: before a connection gets any DATA of a RELIABLE publication, the publisher posts a START on it
+ * (session id, the sequence its stream there starts at), and the subscriber records that as where the stream resumes
+ * unless it already has a resume point for it. So a subscriber that had no frame of a session when its connection broke
+ * still resumes from the stream's start. START and DATA cannot be reordered: a connection is added to a topic's route
+ * (SUB, a replay's end) only once its control queue, which holds the STARTs, has drained onto the QP ({@link StartGate});
+ * a new publication claims nothing until its START is posted on every connection of its topic's route. Both sends are on
+ * the same RC QP, which delivers in post order.
+ *
  * <p>Owner: the poller thread; part of the {@link Poller}, which runs {@link #stepReplays} every duty cycle.
  */
 final class ReliableResume {
@@ -32,6 +40,8 @@ final class ReliableResume {
     private final Long2ObjectHashMap<ResumeState> resumeByNode = new Long2ObjectHashMap<>();
     /** Publisher side: replays of retained frames to reconnected subscribers, in progress. */
     private final List<Replay> replays = new ArrayList<>();
+    /** Publisher side: routes and new publications waiting for their STARTs to leave the control queues. */
+    private final List<StartGate> gates = new ArrayList<>();
 
     ReliableResume(final RdmaContext ctx, final Int2ObjectHashMap<RdmaSubscription[]> local, final ControlSender control,
                    final BiConsumer<Connection, Throwable> fail) {
@@ -42,13 +52,117 @@ final class ReliableResume {
         this.fail = fail;
     }
 
-    /** Advances every replay in progress. @return work done */
+    /** Advances every replay in progress, and opens the gates whose STARTs were posted. @return work done */
     int stepReplays() {
         int work = 0;
         for (int i = replays.size() - 1; i >= 0; i--) {
             work += stepReplay(replays.get(i));
         }
+        for (int i = gates.size() - 1; i >= 0; i--) {
+            if (tryOpen(gates.get(i))) {
+                gates.remove(i);
+                work++;
+            }
+        }
         return work;
+    }
+
+    // ------------------------------------------------------------------------------------------------ stream starts
+
+    /**
+     * Publisher: {@code c}'s peer subscribes {@code topicId}. While a replay of the topic to it is pending the replay's
+     * end routes it; otherwise the STARTs of the topic's publications go out first and the route follows once they are
+     * posted ({@code deferredSubs} holds the topic until then; an UNSUB meanwhile takes it out).
+     */
+    void onSub(final Connection c, final int topicId) {
+        boolean gated = c.deferredSubs.contains(topicId);
+        c.deferredSubs.add(topicId);
+        if (gated || replayPending(c, topicId)) {
+            return; // the pending gate or the replay's end routes it
+        }
+        queueStarts(c, topicId);
+        StartGate g = new StartGate(new Connection[] {c}, topicId, null);
+        if (!tryOpen(g)) {
+            gates.add(g);
+        }
+    }
+
+    /**
+     * Publisher: a new publication (session known, claims blocked) of a topic: its START goes to every connection its
+     * topic is routed to, or will be routed to by a pending gate or replay, and it may claim once those are posted.
+     */
+    void announce(final RdmaPublication pub) {
+        int topicId = pub.topicId();
+        List<Connection> targets = new ArrayList<>(List.of(ctx.publications.route(topicId).subscribers()));
+        for (StartGate g : gates) {
+            if (g.routeTopic == topicId && !targets.contains(g.conns[0])) {
+                targets.add(g.conns[0]);
+            }
+        }
+        for (Replay r : replays) {
+            if (r.topicId == topicId && !targets.contains(r.c)) {
+                targets.add(r.c);
+            }
+        }
+        for (Connection c : targets) {
+            if (!c.closed) {
+                queueStart(c, pub);
+                control.flush(c, false, false);
+            }
+        }
+        StartGate g = new StartGate(targets.toArray(new Connection[0]), 0, pub);
+        if (!tryOpen(g)) {
+            gates.add(g);
+        }
+    }
+
+    /** Queues a START of every publication of {@code topicId} that knows its session on {@code c}, and flushes. */
+    private void queueStarts(final Connection c, final int topicId) {
+        for (RdmaPublication p : ctx.publications.startsOf(topicId)) {
+            queueStart(c, p);
+        }
+        control.flush(c, false, false);
+    }
+
+    private void queueStart(final Connection c, final RdmaPublication p) {
+        // read before the route add: every frame committed after it, so every frame c can get, is at or after it
+        c.pendingControl.start(p.topicId(), p.sessionId(), p.nextStreamSequence());
+        ctx.counters.increment(RdmaCounter.STREAM_STARTS_SENT);
+    }
+
+    /** @return whether the gate opened: each of its connections closed or has posted what was queued before it */
+    private boolean tryOpen(final StartGate g) {
+        for (Connection c : g.conns) {
+            if (!c.closed && !c.pendingControl.isEmpty()) {
+                return false;
+            }
+        }
+        if (g.release != null) {
+            g.release.announced();
+            return true;
+        }
+        Connection c = g.conns[0];
+        if (!c.closed && !replayPending(c, g.routeTopic) && c.deferredSubs.remove(g.routeTopic)) {
+            ctx.publications.route(g.routeTopic).add(c);
+        }
+        return true;
+    }
+
+    /**
+     * Subscriber: the publisher's stream of {@code session} of {@code topicId} on {@code c} starts at {@code first}. Kept as
+     * where it resumes only for a subscribed RELIABLE topic and only if {@code c} has no resume point for that stream
+     * yet (a frame taken, a resumed stream): a START never moves one back.
+     */
+    void onStart(final Connection c, final int topicId, final int session, final long first) {
+        ctx.counters.increment(RdmaCounter.STREAM_STARTS_RECEIVED);
+        RdmaSubscription[] subs = local.get(topicId);
+        if (subs == null || subs.length == 0 || subs[0].topic.delivery() != Delivery.RELIABLE) {
+            return;
+        }
+        long key = resumeKey(topicId, session);
+        if (!c.consumed.containsKey(key)) {
+            c.consumed.put(key, first);
+        }
     }
 
     /** @return whether a replay waits for the publisher thread's commit (no completion will wake the poller for that) */
@@ -119,6 +233,12 @@ final class ReliableResume {
     void onResume(final Connection c, final int topicId, final int session, final long next) {
         RdmaPublication pub = ctx.publications.findRetaining(topicId, session);
         if (pub == null) {
+            long end = ctx.publications.endOfClosedSession(topicId, session);
+            if (end >= 0 && next >= end) {
+                // the publication closed and the subscriber had every frame of it (or it published none): nothing is lost
+                ctx.counters.increment(RdmaCounter.RESUMES_SERVED);
+                return;
+            }
             refuseResume(c, topicId, session, next, -1);
             return;
         }
@@ -191,6 +311,14 @@ final class ReliableResume {
             posted++;
             ctx.counters.increment(RdmaCounter.FRAMES_REPLAYED);
         }
+        if (!r.startsQueued) {
+            // the topic's other publications (the replayed one's START is ignored: the subscriber resumes it) start here
+            r.startsQueued = true;
+            queueStarts(r.c, r.topicId);
+        }
+        if (!r.c.closed && !r.c.pendingControl.isEmpty()) {
+            return posted; // the route waits for the STARTs to be posted, the publication for the route
+        }
         return finishReplay(r) + posted;
     }
 
@@ -254,6 +382,13 @@ final class ReliableResume {
     private record ResumeState(Long2LongHashMap next, long expiresAtNs) {
     }
 
+    /**
+     * Publisher side: what waits for STARTs to be posted (poller): the route of {@code routeTopic} to {@code conns[0]}
+     * ({@code release} null), or the claims of the new publication {@code release} (its START queued on each of {@code conns}).
+     */
+    private record StartGate(Connection[] conns, int routeTopic, RdmaPublication release) {
+    }
+
     /** Publisher side: one reconnected subscriber's replay of one session (poller). */
     private static final class Replay {
         final RdmaPublication pub;
@@ -265,6 +400,8 @@ final class ReliableResume {
         /** Next commit index to re-post, and the end (exclusive), once armed. */
         long k;
         long end;
+        /** The topic's STARTs are queued on {@code c}: its route follows once they are posted. */
+        boolean startsQueued;
 
         Replay(final RdmaPublication pub, final Connection c, final int topicId, final int session, final long next) {
             this.pub = pub;

@@ -20,12 +20,14 @@ final class Wire {
     static final int ARG2_OFFSET = 8;
     /** UD_INFO: the Q_Key; RESUME_FAILED: the publisher's retention frames. */
     static final int ARG3_OFFSET = 12;
-    /** RESUME, RESUME_FAILED: the next sequence the subscriber needs. */
+    /** RESUME, RESUME_FAILED: the next sequence the subscriber needs; START: the first sequence of the stream. */
     static final int NEXT_SEQUENCE_OFFSET = 16;
     /** RESUME_FAILED: the oldest sequence the publisher retains (-1: session gone). */
     static final int OLDEST_SEQUENCE_OFFSET = 24;
     /** Length of a RESUME message. */
     static final int RESUME_BYTES = 24;
+    /** Length of a START message. */
+    static final int START_BYTES = 24;
     /** Length of a RESUME_FAILED message. */
     static final int RESUME_FAILED_BYTES = 32;
 
@@ -53,6 +55,14 @@ final class Wire {
     static final int RESUME = 8;
     /** Publisher to subscriber: the requested sequence is no longer retained (or the session is gone). */
     static final int RESUME_FAILED = 9;
+    /**
+     * Publisher to subscriber, on a connection just routed a RELIABLE topic (or for a publication of a routed topic just
+     * added), before any DATA of that publication on it: this connection's stream of session {@code arg2} of topic
+     * {@code arg} starts at the given sequence (no frame of the session on this connection will be older). The
+     * subscriber keeps it as where that stream resumes until a frame moves it on, so a break before the first frame
+     * still resumes from the stream's start.
+     */
+    static final int START = 10;
     /** The sender's best-effort UD address (QP number, IPv4 address, Q_Key): send my BEST_EFFORT frames there. */
     static final int UD_INFO = 0x20;
     /**

@@ -56,6 +56,11 @@ class ControlFlyweightTest {
             assertEquals(Wire.RESUME_FAILED, classify(at, msg.wrap(buffer, at).encodeResumeFailed(9, 4, 256, 10, -1)));
             assertEquals(List.of(9L, 4L, 256L, 10L, -1L), List.of((long) msg.topicId(), (long) msg.sessionId(), (long) msg.retentionFrames(),
                 msg.nextSequence(), msg.oldestSequence()));
+            assertEquals(Wire.START, classify(at, msg.wrap(buffer, at).encodeStart(11, -7, 0)), "START from a session's first sequence");
+            assertEquals(List.of(11L, -7L, 0L, 0L), List.of((long) msg.topicId(), (long) msg.sessionId(), msg.firstSequence(),
+                (long) msg.reserved()));
+            assertEquals(Wire.START, classify(at, msg.wrap(buffer, at).encodeStart(12, 5, (1L << 40) + 3)));
+            assertEquals((1L << 40) + 3, msg.firstSequence());
             assertEquals(Wire.ENVELOPE_BYTES, msg.wrap(buffer, at).data(42));
             assertEquals(Wire.DATA, classify(at, Wire.ENVELOPE_BYTES + 32));
             assertEquals(List.of(42, at + Wire.ENVELOPE_BYTES), List.of(msg.topicId(), msg.frameOffset()));
@@ -80,6 +85,29 @@ class ControlFlyweightTest {
     }
 
     @Test
+    void startIsTheDocumentedLayoutAndItsBoundsAreChecked() {
+        buffer.setMemory(0, buffer.capacity(), (byte) 0x5A);
+        assertEquals(Wire.START_BYTES, msg.wrap(buffer, 0).encodeStart(0x01020304, 0x0A0B0C0D, 1000));
+        assertEquals(List.of(10, 0x01020304, 0x0A0B0C0D, 0), List.of(buffer.getInt(0, ByteOrder.LITTLE_ENDIAN),
+            buffer.getInt(4, ByteOrder.LITTLE_ENDIAN), buffer.getInt(8, ByteOrder.LITTLE_ENDIAN), buffer.getInt(12, ByteOrder.LITTLE_ENDIAN)),
+            "type 10, topic id at 4, session id at 8, reserved 0 at 12");
+        assertEquals(1000, buffer.getLong(16, ByteOrder.LITTLE_ENDIAN), "first sequence at 16");
+        assertEquals(Wire.START, classify(0, Wire.START_BYTES));
+        assertEquals(ControlMessages.ERR_TRUNCATED, classify(0, Wire.START_BYTES - 1), "one byte short");
+        assertEquals(ControlMessages.ERR_TOO_LONG, classify(0, Wire.START_BYTES + 8), "longer than START");
+        msg.wrap(buffer, 0).encodeStart(0, 1, 5);
+        assertEquals(ControlMessages.ERR_TOPIC, classify(0, Wire.START_BYTES), "topic id 0");
+        msg.wrap(buffer, 0).encodeStart(3, 1, -1);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.START_BYTES), "negative first sequence");
+        msg.wrap(buffer, 0).encodeStart(3, 1, 5);
+        buffer.putInt(12, 1, ByteOrder.LITTLE_ENDIAN);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.START_BYTES), "reserved word set");
+        msg.wrap(buffer, 0).encodeStart(3, 1, 5);
+        buffer.putInt(0, Wire.START | 0x100, ByteOrder.LITTLE_ENDIAN);
+        assertEquals(ControlMessages.ERR_TYPE, classify(0, Wire.START_BYTES), "START's type word with a high byte set");
+    }
+
+    @Test
     void theQueueKeepsItsMessagesInOrderAcrossWrapAndGrowth() {
         ControlQueue q = new ControlQueue();
         List<String> expected = new ArrayList<>();
@@ -88,14 +116,15 @@ class ControlFlyweightTest {
         for (int round = 0; round < 6; round++) {
             int add = 3 + round * 7; // past the initial capacity on later rounds, while entries wrap
             for (int i = 0; i < add; i++, n++) {
-                switch (n % 5) {
+                switch (n % 6) {
                     case 0 -> q.sub(n);
                     case 1 -> q.unsub(n);
                     case 2 -> q.udInfo(n, n + 1, n + 2);
                     case 3 -> q.resume(n, n + 1, n + 2L);
-                    default -> q.resumeFailed(n, n + 1, n + 2, n + 3L, n - 1L);
+                    case 4 -> q.resumeFailed(n, n + 1, n + 2, n + 3L, n - 1L);
+                    default -> q.start(n, n + 1, n + 4L);
                 }
-                expected.add(n % 5 + ":" + n);
+                expected.add(n % 6 + ":" + n);
             }
             for (int i = 0; i < add - 2 && !q.isEmpty(); i++) {
                 got.add(take(q));
@@ -122,12 +151,16 @@ class ControlFlyweightTest {
             case Wire.UNSUB -> 1;
             case Wire.UD_INFO -> 2;
             case Wire.RESUME -> 3;
-            default -> 4;
+            case Wire.RESUME_FAILED -> 4;
+            default -> 5;
         };
         int topic = type == Wire.UD_INFO ? m.udQpn() : m.topicId();
         if (type == Wire.RESUME_FAILED) {
             assertEquals(List.of(topic + 1, topic + 2, (long) topic + 3, (long) topic - 1), List.of(m.sessionId(), m.retentionFrames(),
                 m.nextSequence(), m.oldestSequence()));
+        }
+        if (type == Wire.START) {
+            assertEquals(List.of((long) topic + 1, (long) topic + 4), List.of((long) m.sessionId(), m.firstSequence()));
         }
         return kind + ":" + topic;
     }

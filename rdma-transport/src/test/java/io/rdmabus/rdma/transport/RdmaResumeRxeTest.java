@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -239,6 +240,189 @@ class RdmaResumeRxeTest {
             if (otherBus != null) {
                 otherBus.close();
             }
+            pubBus.close();
+        }
+    }
+
+    /**
+     * A subscriber that has no frame of the publisher's session when its connection breaks (the publication was created
+     * after it subscribed and had published nothing): its transport's cm agent is held so the outage lasts while the
+     * publisher publishes {@code n} frames to a second subscriber. After the reconnect the subscriber gets all {@code n},
+     * in order, sequences 0..n-1 of that one session, no gap and no duplicate: its START said where the stream starts, so
+     * it resumed from there and the publisher replayed every frame.
+     */
+    @Test
+    void aSubscriberWithNoFrameOfTheSessionResumesItFromItsStart() throws Exception {
+        int n = 200;
+        RdmaTransport pubT = transport(Map.of());
+        Bus pubBus = bus("start-pub", pubT, List.of());
+        RdmaTransport subT = transport(Map.of());
+        Bus subBus = bus("start-sub", subT, List.of(pubT.listenEndpoint()));
+        Bus otherBus = bus("start-other-sub", transport(Map.of()), List.of(pubT.listenEndpoint()));
+        CountDownLatch hold = new CountDownLatch(1);
+        Thread thread = null;
+        try {
+            Topic<String> topic = Topic.of("resume-from-start", Codecs.utf8(), Delivery.RELIABLE);
+            Recorder rec = new Recorder(Long.MAX_VALUE);
+            subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(64)).subscribe(rec);
+            Recorder other = new Recorder(Long.MAX_VALUE);
+            otherBus.subscribeReceived(topic, SubscribeOptions.<String>defaults()).subscribe(other);
+            BusPublication<String> pub = pubBus.publication(topic); // after the subscriptions: its START follows their SUBs
+            assertTrue(await(() -> pub.isConnected() && pubT.liveConnectionCount() == 2 && subT.counters().get("streamStartsReceived") >= 1,
+                    60_000), () -> "the publication never saw both subscribers or the subscriber never got its START: live "
+                    + pubT.liveConnectionCount() + ", counters " + subT.counters());
+            assertEquals(0, rec.got.size(), "frames before the break");
+            assertEquals(1, RdmaTestSeams.breakConnectionsAndHold(subT, hold), "connections broken by RdmaTestSeams.breakConnectionsAndHold");
+            assertTrue(await(() -> pubT.liveConnectionCount() == 1, 30_000), "the publisher still holds the broken connection");
+            AtomicInteger sent = new AtomicInteger();
+            thread = publisher(pub, n, sent, System.nanoTime() + TimeUnit.SECONDS.toNanos(60));
+            assertTrue(await(() -> sent.get() == n, 60_000), "published " + sent.get() + " of " + n + " during the outage");
+            assertEquals(0, subT.liveConnectionCount(), "the subscriber has a live connection during the outage (its broken one not failed yet, or a redial)");
+            assertEquals(0, rec.got.size(), "frames during the outage");
+            hold.countDown();
+            assertTrue(await(() -> rec.got.size() >= n || rec.error.get() != null, 90_000), () -> "received " + rec.got.size() + " of " + n
+                    + " after the reconnect; resume stats (requested, served, frames replayed, refused, failures received) subscriber "
+                    + java.util.Arrays.toString(subT.resumeStats()) + " publisher " + java.util.Arrays.toString(pubT.resumeStats()));
+            assertNull(rec.error.get(), "the Flux failed");
+            List<String> values = new ArrayList<>();
+            List<Long> sequences = new ArrayList<>();
+            List<String> expected = new ArrayList<>();
+            List<Long> expectedSequences = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                expected.add("m" + i);
+                expectedSequences.add((long) i);
+            }
+            for (Received<String> r : rec.got) {
+                values.add(r.value());
+                sequences.add(r.sequence());
+            }
+            assertEquals(expected, values, "lost, duplicated or reordered across the reconnect");
+            assertEquals(expectedSequences, sequences, "sequences from the session's first, contiguous");
+            assertTrue(rec.got.stream().allMatch(r -> r.lostBefore() == 0), "a resumed RELIABLE stream reported a gap");
+            assertTrue(rec.got.stream().allMatch(r -> r.sessionId() == pub.sessionId()), "frames of another session");
+            long[] subStats = subT.resumeStats();
+            long[] pubStats = pubT.resumeStats();
+            System.err.println("resume from the start: sub resume stats " + java.util.Arrays.toString(subStats) + "; pub resume stats "
+                    + java.util.Arrays.toString(pubStats) + "; starts sent " + pubT.counters().get("streamStartsSent") + ", received "
+                    + subT.counters().get("streamStartsReceived"));
+            assertTrue(subStats[0] >= 1, "the subscriber never asked to resume");
+            assertEquals(n, pubStats[2], "frames replayed: every frame was published during the outage");
+            assertEquals(0, pubStats[3], "a resume inside the window was refused");
+            assertTrue(pubT.counters().get("streamStartsSent") >= 2, "STARTs sent: one per subscriber's connection at least");
+            assertTrue(await(() -> other.got.size() >= n, 60_000), "the other subscriber got " + other.got.size() + " of " + n);
+        } finally {
+            hold.countDown();
+            if (thread != null) {
+                thread.interrupt();
+            }
+            subBus.close();
+            otherBus.close();
+            pubBus.close();
+        }
+    }
+
+    /**
+     * As above, but the publication exists before the subscriptions (its START goes out when each SUB routes the topic)
+     * and the outage outlasts the publisher's retention ({@code rdma.retention.frames} 16, 40 frames published): the
+     * subscriber cannot resume from the session's start and its Flux fails with {@link RetentionExceededException}
+     * naming sequence 0 and the oldest retained one, 24, instead of silently starting at 24.
+     */
+    @Test
+    void aSubscriberWithNoFrameOfTheSessionGetsRetentionExceededWhenTheOutageOutlastsTheWindow() throws Exception {
+        int n = 40;
+        int retained = 16;
+        RdmaTransport pubT = transport(Map.of(RdmaTransportConfig.RETENTION_FRAMES, String.valueOf(retained),
+                RdmaTransportConfig.SEND_BUFFERS, String.valueOf(retained)));
+        Bus pubBus = bus("start-window-pub", pubT, List.of());
+        RdmaTransport subT = transport(Map.of());
+        Bus subBus = bus("start-window-sub", subT, List.of(pubT.listenEndpoint()));
+        Bus otherBus = bus("start-window-other-sub", transport(Map.of()), List.of(pubT.listenEndpoint()));
+        CountDownLatch hold = new CountDownLatch(1);
+        Thread thread = null;
+        try {
+            Topic<String> topic = Topic.of("resume-from-start-window", Codecs.utf8(), Delivery.RELIABLE);
+            BusPublication<String> pub = pubBus.publication(topic); // before the subscriptions: the SUB path sends its START
+            Recorder rec = new Recorder(Long.MAX_VALUE);
+            subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(64)).subscribe(rec);
+            Recorder other = new Recorder(Long.MAX_VALUE);
+            otherBus.subscribeReceived(topic, SubscribeOptions.<String>defaults()).subscribe(other);
+            assertTrue(await(() -> pub.isConnected() && pubT.liveConnectionCount() == 2 && subT.counters().get("streamStartsReceived") >= 1,
+                    60_000), () -> "the publication never saw both subscribers or the subscriber never got its START: live "
+                    + pubT.liveConnectionCount() + ", counters " + subT.counters());
+            assertEquals(1, RdmaTestSeams.breakConnectionsAndHold(subT, hold), "connections broken by RdmaTestSeams.breakConnectionsAndHold");
+            assertTrue(await(() -> pubT.liveConnectionCount() == 1, 30_000), "the publisher still holds the broken connection");
+            AtomicInteger sent = new AtomicInteger();
+            thread = publisher(pub, n, sent, System.nanoTime() + TimeUnit.SECONDS.toNanos(60));
+            assertTrue(await(() -> sent.get() == n, 60_000), "published " + sent.get() + " of " + n + " during the outage");
+            assertEquals(0, subT.liveConnectionCount(), "the subscriber has a live connection during the outage (its broken one not failed yet, or a redial)");
+            hold.countDown();
+            assertTrue(await(() -> rec.error.get() != null, 90_000), () -> "the Flux did not fail after the reconnect: received "
+                    + rec.got.size() + ", resume stats subscriber " + java.util.Arrays.toString(subT.resumeStats()) + " publisher "
+                    + java.util.Arrays.toString(pubT.resumeStats()));
+            Throwable e = rec.error.get();
+            System.err.println("resume from the start past the window: the Flux failed with " + e);
+            RetentionExceededException ree = assertInstanceOf(RetentionExceededException.class, e);
+            assertEquals(0, ree.nextSequence(), "the subscriber resumes the session from its first sequence");
+            assertEquals(n - retained, ree.oldestRetainedSequence(), "the oldest sequence the publisher retains");
+            assertEquals(pub.sessionId(), ree.sessionId(), "the session");
+            assertTrue(e.getMessage().contains("rdma.retention.frames=" + retained), e.getMessage());
+            assertEquals(0, rec.got.size(), "frames delivered: none of a stream it cannot have whole");
+            assertEquals(1, pubT.resumeStats()[3], "RESUME_FAILED sent by the publisher");
+            assertEquals(1, subT.resumeStats()[4], "RESUME_FAILED received by the subscriber");
+            assertTrue(await(() -> other.got.size() >= n, 60_000), "the other subscriber got " + other.got.size() + " of " + n);
+        } finally {
+            hold.countDown();
+            if (thread != null) {
+                thread.interrupt();
+            }
+            subBus.close();
+            otherBus.close();
+            pubBus.close();
+        }
+    }
+
+    /**
+     * Publications that closed before the break, one after the subscriber took all 5 of its frames and one that published
+     * nothing (the subscriber knows it only from its START): after the reconnect the subscriber resumes both and the
+     * publisher, which remembers where each closed session ended, answers without RESUME_FAILED, so the Flux lives on
+     * and a new publication's frames arrive.
+     */
+    @Test
+    void closedSessionsTheSubscriberHadWholeResumeWithoutError() throws Exception {
+        RdmaTransport pubT = transport(Map.of());
+        Bus pubBus = bus("closed-pub", pubT, List.of());
+        RdmaTransport subT = transport(Map.of());
+        Bus subBus = bus("closed-sub", subT, List.of(pubT.listenEndpoint()));
+        try {
+            Topic<String> topic = Topic.of("resume-closed-sessions", Codecs.utf8(), Delivery.RELIABLE);
+            Recorder rec = new Recorder(Long.MAX_VALUE);
+            subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults()).subscribe(rec);
+            BusPublication<String> published = pubBus.publication(topic);
+            BusPublication<String> silent = pubBus.publication(topic);
+            assertTrue(await(() -> published.isConnected() && subT.counters().get("streamStartsReceived") >= 2, 60_000),
+                    () -> "the subscriber never got both STARTs: " + subT.counters());
+            AtomicInteger sent = new AtomicInteger();
+            publisher(published, 5, sent, System.nanoTime() + TimeUnit.SECONDS.toNanos(60)).join(60_000);
+            assertTrue(await(() -> rec.got.size() >= 5, 30_000), "received " + rec.got.size() + " of 5");
+            published.close();
+            silent.close();
+            assertEquals(1, RdmaTestSeams.breakConnections(subT), "connections broken by RdmaTestSeams.breakConnections");
+            assertTrue(await(() -> subT.resumeStats()[0] >= 2 && pubT.resumeStats()[1] + pubT.resumeStats()[3] >= 2, 90_000),
+                    () -> "no resume of both closed sessions: subscriber " + java.util.Arrays.toString(subT.resumeStats()) + " publisher "
+                    + java.util.Arrays.toString(pubT.resumeStats()));
+            assertEquals(0, pubT.resumeStats()[3], "RESUME_FAILED sent for a closed session the subscriber had whole");
+            assertEquals(2, pubT.resumeStats()[1], "resumes served: both closed sessions, nothing to replay");
+            assertEquals(0, pubT.resumeStats()[2], "frames replayed");
+            BusPublication<String> next = pubBus.publication(topic);
+            assertTrue(await(() -> next.isConnected() && subT.liveConnectionCount() == 1, 60_000), "the new publication never saw the subscriber");
+            AtomicInteger sentNext = new AtomicInteger();
+            publisher(next, 5, sentNext, System.nanoTime() + TimeUnit.SECONDS.toNanos(60)).join(60_000);
+            assertTrue(await(() -> rec.got.size() >= 10, 30_000), "received " + rec.got.size() + " of 10");
+            assertNull(rec.error.get(), "the Flux failed");
+            assertEquals(List.of("m0", "m1", "m2", "m3", "m4", "m0", "m1", "m2", "m3", "m4"), rec.got.stream().map(Received::value).toList());
+            assertEquals(0, subT.resumeStats()[4], "RESUME_FAILED received");
+        } finally {
+            subBus.close();
             pubBus.close();
         }
     }

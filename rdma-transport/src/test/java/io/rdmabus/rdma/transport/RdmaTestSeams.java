@@ -25,6 +25,20 @@ final class RdmaTestSeams {
      * @return connections broken
      */
     static int breakConnections(final RdmaTransport t) {
+        return breakConnectionsAndHold(t, null);
+    }
+
+    /** Longest a {@link #breakConnectionsAndHold} keeps the cm agent, whatever the test does. */
+    private static final long HOLD_MAX_MS = 60_000;
+
+    /**
+     * As {@link #breakConnections}, then keeps {@code t}'s cm agent busy until {@code release} opens (at most 60 s), so it
+     * neither redials nor accepts: the outage lasts as long as the test wants. The poller runs on (it fails the broken
+     * connections and keeps their resume state). {@code release} null: no hold.
+     *
+     * @return connections broken
+     */
+    static int breakConnectionsAndHold(final RdmaTransport t, final CountDownLatch release) {
         AtomicInteger broken = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(1);
         t.cmAgentProxy().run(() -> {
@@ -41,6 +55,13 @@ final class RdmaTestSeams {
                 }
             } finally {
                 done.countDown();
+            }
+            if (release != null) {
+                try {
+                    release.await(HOLD_MAX_MS, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         });
         try {

@@ -27,12 +27,12 @@ class ControlMessagesFuzzTest {
 
     /**
      * What the transport sends (RdmaTransport.sendControl / sendAuth / sendResumeMessage / RdmaPublication): 16-byte
-     * control, 40-byte AUTH, 24-byte RESUME, 32-byte RESUME_FAILED, 8-byte envelope + frame.
+     * control, 40-byte AUTH, 24-byte RESUME and START, 32-byte RESUME_FAILED, 8-byte envelope + frame.
      */
     private static byte[] wellFormed(final SplittableRandom rnd) {
-        final int type = rnd.nextInt(10) == 0 ? Wire.UD_INFO : 1 + rnd.nextInt(9);
+        final int type = rnd.nextInt(11) == 0 ? Wire.UD_INFO : 1 + rnd.nextInt(10);
         final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
-            : type == Wire.AUTH ? Wire.AUTH_BYTES : type == Wire.RESUME ? Wire.RESUME_BYTES
+            : type == Wire.AUTH ? Wire.AUTH_BYTES : type == Wire.RESUME ? Wire.RESUME_BYTES : type == Wire.START ? Wire.START_BYTES
             : type == Wire.RESUME_FAILED ? Wire.RESUME_FAILED_BYTES : Wire.CONTROL_MESSAGE_BYTES];
         final UnsafeBuffer v = new UnsafeBuffer(b);
         v.putInt(Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
@@ -46,9 +46,10 @@ class ControlMessagesFuzzTest {
         if (type == Wire.INIT) {
             v.putInt(Wire.ARG2_OFFSET, MAX_FRAME + rnd.nextInt(2) * 1024, ByteOrder.LITTLE_ENDIAN);
         }
-        if (type == Wire.RESUME || type == Wire.RESUME_FAILED) {
+        if (type == Wire.RESUME || type == Wire.RESUME_FAILED || type == Wire.START) {
             v.putInt(Wire.ARG2_OFFSET, rnd.nextInt(), ByteOrder.LITTLE_ENDIAN); // session id: any value
-            v.putLong(Wire.NEXT_SEQUENCE_OFFSET, rnd.nextLong(1L << 40), ByteOrder.LITTLE_ENDIAN);
+            // START's first sequence: 0 (a session's start) as often as a later one
+            v.putLong(Wire.NEXT_SEQUENCE_OFFSET, type == Wire.START && rnd.nextBoolean() ? 0 : rnd.nextLong(1L << 40), ByteOrder.LITTLE_ENDIAN);
         }
         if (type == Wire.RESUME_FAILED) {
             v.putInt(Wire.ARG3_OFFSET, 1 + rnd.nextInt(65536), ByteOrder.LITTLE_ENDIAN);
@@ -69,11 +70,11 @@ class ControlMessagesFuzzTest {
         if (reservedZero && typeByte == 0x20) { // UD_INFO: 16 bytes, no range check on its fields
             return length < 16 ? ControlMessages.ERR_TRUNCATED : length > 16 ? ControlMessages.ERR_TOO_LONG : 0x20;
         }
-        if (!reservedZero || typeByte < 1 || typeByte > 9) {
+        if (!reservedZero || typeByte < 1 || typeByte > 10) {
             return ControlMessages.ERR_TYPE;
         }
-        if (typeByte == 8 || typeByte == 9) { // RESUME 24 bytes, RESUME_FAILED 32 bytes
-            final int fixed = typeByte == 8 ? 24 : 32;
+        if (typeByte == 8 || typeByte == 9 || typeByte == 10) { // RESUME 24 bytes, RESUME_FAILED 32 bytes, START 24 bytes
+            final int fixed = typeByte == 9 ? 32 : 24;
             if (length != fixed) {
                 return length < fixed ? ControlMessages.ERR_TRUNCATED : ControlMessages.ERR_TOO_LONG;
             }
@@ -84,8 +85,8 @@ class ControlMessagesFuzzTest {
             if (v.getLong(16, ByteOrder.LITTLE_ENDIAN) < 0) {
                 return ControlMessages.ERR_SEQUENCE;
             }
-            if (typeByte == 8) {
-                return word12 != 0 ? ControlMessages.ERR_SEQUENCE : 8;
+            if (typeByte == 8 || typeByte == 10) { // RESUME, START: the word at 12 is reserved
+                return word12 != 0 ? ControlMessages.ERR_SEQUENCE : typeByte;
             }
             return word12 < 1 || v.getLong(24, ByteOrder.LITTLE_ENDIAN) < -1 ? ControlMessages.ERR_SEQUENCE : 9;
         }
@@ -170,6 +171,7 @@ class ControlMessagesFuzzTest {
         System.out.println(fuzz.summary("byCode(-7..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
         assertTrue(malformed > 0 && byCode[Wire.CREDIT + 7] > 0 && byCode[Wire.DATA + 7] > 0 && byCode[Wire.RESUME + 7] > 0
-            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
+            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0
+            && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
     }
 }
