@@ -8,10 +8,13 @@ import io.rdmabus.rdma.verbs.RecvRequest;
 import io.rdmabus.rdma.verbs.RecvRequestList;
 import io.rdmabus.rdma.verbs.SendRequest;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.IntHashSet;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -124,11 +127,12 @@ final class Connection {
     final int[] earlySlot;
     final int[] earlyLength;
     int earlyCount;
+    /**
+     * DATA receives of the current batch in arrival order ({@link #heldSlot}), offered to the sinks in the same duty
+     * cycle; a frame a sink refuses moves to its topic's {@link TopicQueue}, so its buffer never waits here.
+     */
     int heldHead;
     int heldSize;
-    int headSinkIndex;
-    /** Whether a sink before {@link #headSinkIndex} took the head held frame into its stream ({@code SubscriptionSink.CONTINUE}). */
-    boolean headTaken;
     int creditsToReturn;
     boolean initSent;
     /** Send completions (data and control, any status) polled for this connection: the stall watchdog's progress mark. */
@@ -152,6 +156,23 @@ final class Connection {
     final IntHashSet deferredSubs = new IntHashSet();
     /** Publisher side: topics this peer unsubscribed while their replay ran, so the replay's end does not route them. */
     final IntHashSet unsubscribedDuringReplay = new IntHashSet();
+
+    /**
+     * Subscriber side: per topic id, the frames a back-pressuring sink refused (copied out of the receive buffers) and
+     * the topic window owed back to the peer; created at the topic's first frame on this connection, kept for its life.
+     */
+    private final Int2ObjectHashMap<TopicQueue> topicQueues = new Int2ObjectHashMap<>();
+    /** The same queues in creation order, for the poller's loops without an iterator. */
+    final List<TopicQueue> topicQueueList = new ArrayList<>();
+    /** Frames in all of {@link #topicQueues}: the poller keeps offering them while there are any. */
+    int queuedFrames;
+    /**
+     * Publisher side: the per-topic window the peer granted (its INIT's credit grant): how many frames of one topic may
+     * be outstanding on this connection (sent and not returned by a TOPIC_CREDIT). Set when INIT arrives.
+     */
+    int peerTopicWindow;
+    /** Publisher side: per topic id, the window left (publications and replays take, TOPIC_CREDIT adds); see {@link #topicWindow}. */
+    private final Int2ObjectHashMap<AtomicInteger> topicWindows = new Int2ObjectHashMap<>();
 
     Connection(final int id, final String peer, final CmId cmId, final CmEventChannel ownChannel, final QueuePair qp,
                final MemoryRegion recvMr, final MemoryRegion ctrlMr, final int slotBytes, final int recvSlots, final int maxSendWr,
@@ -304,6 +325,54 @@ final class Connection {
             }
         }
         return -1;
+    }
+
+    /**
+     * Publisher side (poller): the window of {@code topicId} on this connection, created full at its first route or
+     * replay and kept for the connection's life (an UNSUB does not reset it, so frames in flight across an UNSUB and a
+     * new SUB are returned into the same window). Publications read it through {@link TopicRoute.Targets}.
+     */
+    AtomicInteger topicWindow(final int topicId) {
+        AtomicInteger w = topicWindows.get(topicId);
+        if (w == null) {
+            w = new AtomicInteger(peerTopicWindow);
+            topicWindows.put(topicId, w);
+        }
+        return w;
+    }
+
+    /** @return the window of {@code topicId} if the topic was ever routed or replayed here, else null (poller) */
+    AtomicInteger existingTopicWindow(final int topicId) {
+        return topicWindows.get(topicId);
+    }
+
+    /** @return the queue of {@code topicId} on this connection, created with {@code capacity} frames at first use (poller) */
+    TopicQueue topicQueue(final int topicId, final int capacity) {
+        TopicQueue q = topicQueues.get(topicId);
+        if (q == null) {
+            q = new TopicQueue(topicId, capacity);
+            topicQueues.put(topicId, q);
+            topicQueueList.add(q);
+        }
+        return q;
+    }
+
+    /** @return the queue of {@code topicId}, or null if none of its frames arrived here (poller) */
+    TopicQueue existingTopicQueue(final int topicId) {
+        return topicQueues.get(topicId);
+    }
+
+    /** Takes one frame of {@code window} if there is one (any thread). */
+    static boolean tryTake(final AtomicInteger window) {
+        while (true) {
+            int w = window.get();
+            if (w <= 0) {
+                return false;
+            }
+            if (window.compareAndSet(w, w - 1)) {
+                return true;
+            }
+        }
     }
 
     /** @return usable for data: established on our side, peer granted credits, not closing */

@@ -15,15 +15,16 @@ import org.agrona.MutableDirectBuffer;
  *
  * <p>Layout (little-endian; offsets from the message start):
  * <pre>
- *  0  i32  type               DATA, INIT, CREDIT, SUB, UNSUB, BYE, AUTH, RESUME, RESUME_FAILED, START, UD_INFO (high 3 bytes 0)
- *  4  i32  topic id           DATA, SUB, UNSUB, RESUME, RESUME_FAILED, START
+ *  0  i32  type               DATA, INIT, CREDIT, SUB, UNSUB, BYE, AUTH, RESUME, RESUME_FAILED, START, TOPIC_CREDIT, UD_INFO (high 3 bytes 0)
+ *  4  i32  topic id           DATA, SUB, UNSUB, RESUME, RESUME_FAILED, START, TOPIC_CREDIT
  *          credits            INIT (granted at start), CREDIT (returned)
  *          UD QP number       UD_INFO
  *  8  i32  peer max frame     INIT: the sender's rdma.frame.bytes
  *          session id         RESUME, RESUME_FAILED, START: the publisher's bus session
  *          UD IPv4 address    UD_INFO
+ *          frames returned    TOPIC_CREDIT: 1..the window the subscriber granted
  *          proof (32 bytes)   AUTH: HMAC-SHA256 from offset 8 on
- * 12  i32  reserved 0         INIT, CREDIT, SUB, UNSUB, BYE, RESUME, START
+ * 12  i32  reserved 0         INIT, CREDIT, SUB, UNSUB, BYE, RESUME, START, TOPIC_CREDIT
  *          retention frames   RESUME_FAILED: the publisher's rdma.retention.frames
  *          UD Q_Key           UD_INFO
  * 16  i64  next sequence      RESUME, RESUME_FAILED: the next sequence the subscriber needs
@@ -87,6 +88,11 @@ final class ControlFlyweight {
 
     /** @return INIT: the sender's largest frame in bytes */
     int peerMaxFrame() {
+        return buffer.getInt(offset + Wire.ARG2_OFFSET, ORDER);
+    }
+
+    /** @return TOPIC_CREDIT: the frames of the topic's window returned */
+    int topicCreditFrames() {
         return buffer.getInt(offset + Wire.ARG2_OFFSET, ORDER);
     }
 
@@ -160,6 +166,11 @@ final class ControlFlyweight {
     /** @return the length of CREDIT returning {@code credits} (0: a signalled no-op, the keepalive and tail release) */
     int encodeCredit(final int credits) {
         return fixed(Wire.CREDIT, credits, 0, 0);
+    }
+
+    /** @return the length of TOPIC_CREDIT returning {@code frames} of the window of {@code topicId} */
+    int encodeTopicCredit(final int topicId, final int frames) {
+        return fixed(Wire.TOPIC_CREDIT, topicId, frames, 0);
     }
 
     /** @return the length of SUB of {@code topicId} */

@@ -18,7 +18,8 @@ import org.agrona.DirectBuffer;
  * long with a non-zero topic id, reserved bytes 12..15 zero and a next sequence &gt;= 0; START likewise ({@link Wire#START_BYTES}
  * long, non-zero topic id, reserved bytes 12..15 zero, first sequence &gt;= 0); RESUME_FAILED is exactly
  * {@link Wire#RESUME_FAILED_BYTES} long with a non-zero topic id, retention frames &gt;= 1, next sequence &gt;= 0 and
- * oldest sequence &gt;= -1.
+ * oldest sequence &gt;= -1; TOPIC_CREDIT is exactly {@link Wire#CONTROL_MESSAGE_BYTES} long with a non-zero topic id,
+ * 1..{@code maxCredits} frames and reserved bytes 12..15 zero (whether it fits the topic's window is the poller's check).
  *
  * <p>A DATA message's bus frame (after the envelope) is not looked at here: the poller validates its header once, when
  * it arrives (see {@link Poller}).
@@ -32,7 +33,7 @@ final class ControlMessages {
     static final int ERR_TOPIC = -3;
     /** DATA longer than the largest frame, or a control message longer than {@link Wire#CONTROL_MESSAGE_BYTES}. */
     static final int ERR_TOO_LONG = -4;
-    /** INIT with a credit count outside 1..maxCredits, or CREDIT outside 0..maxCredits. */
+    /** INIT with a credit count outside 1..maxCredits, CREDIT outside 0..maxCredits, or TOPIC_CREDIT outside 1..maxCredits. */
     static final int ERR_CREDITS = -5;
     /** INIT announcing a smaller frame than ours: a configuration mismatch, not corruption. */
     static final int ERR_PEER_FRAME = -6;
@@ -51,7 +52,8 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#TOPIC_CREDIT}, {@link Wire#UD_INFO}) if well
+     *     formed, else a negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
         return classify(new ControlFlyweight().wrap(buffer, offset), length, maxFrameBytes, maxCredits);
@@ -62,7 +64,8 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#UD_INFO}) if well formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#TOPIC_CREDIT}, {@link Wire#UD_INFO}) if well
+     *     formed, else a negative {@code ERR_*}
      */
     static int classify(final ControlFlyweight msg, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
@@ -80,6 +83,9 @@ final class ControlMessages {
         }
         if (type == Wire.RESUME || type == Wire.RESUME_FAILED || type == Wire.START) {
             return classifyResume(msg, length, type);
+        }
+        if (type == Wire.TOPIC_CREDIT) {
+            return classifyTopicCredit(msg, length, maxCredits);
         }
         if (type < Wire.INIT || type > Wire.AUTH) {
             return ERR_TYPE;
@@ -104,6 +110,23 @@ final class ControlMessages {
             case Wire.AUTH -> Wire.AUTH;
             default -> Wire.BYE;
         };
+    }
+
+    private static int classifyTopicCredit(final ControlFlyweight msg, final int length, final int maxCredits) {
+        if (length < Wire.CONTROL_MESSAGE_BYTES) {
+            return ERR_TRUNCATED;
+        }
+        if (length > Wire.CONTROL_MESSAGE_BYTES) {
+            return ERR_TOO_LONG;
+        }
+        if (msg.topicId() == 0) {
+            return ERR_TOPIC;
+        }
+        if (msg.reserved() != 0) {
+            return ERR_TYPE;
+        }
+        final int frames = msg.topicCreditFrames();
+        return frames < 1 || frames > maxCredits ? ERR_CREDITS : Wire.TOPIC_CREDIT;
     }
 
     private static int classifyResume(final ControlFlyweight msg, final int length, final int type) {
@@ -143,6 +166,7 @@ final class ControlMessages {
             case Wire.RESUME -> "resume";
             case Wire.RESUME_FAILED -> "resume-failed";
             case Wire.START -> "start";
+            case Wire.TOPIC_CREDIT -> "topic-credit";
             case ERR_SEQUENCE -> "resume sequence, retention frames or reserved bytes out of range";
             case ERR_TRUNCATED -> "truncated message";
             case ERR_TYPE -> "unknown message type or reserved bytes set";

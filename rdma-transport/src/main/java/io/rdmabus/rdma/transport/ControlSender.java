@@ -6,7 +6,7 @@ import java.util.function.BiConsumer;
 
 /**
  * The control messages of the RC connections: the connector's AUTH, INIT, queued SUB/UNSUB/UD_INFO/RESUME/RESUME_FAILED,
- * batched CREDITs, the keepalive and BYE, each encoded through a {@link ControlFlyweight} into one of a connection's
+ * batched CREDITs and TOPIC_CREDITs, the keepalive and BYE, each encoded through a {@link ControlFlyweight} into one of a connection's
  * control slots (queued ones were encoded into its {@link ControlQueue}: copied) and posted signalled. Part of the
  * poller: only its thread calls it.
  */
@@ -20,6 +20,7 @@ final class ControlSender {
     /** Diagnostics, read racily through the transport's pollerStats(): control sends posted, CREDITs among them. */
     long controlSends;
     long creditSends;
+    long topicCreditSends;
 
     ControlSender(final RdmaContext ctx, final BiConsumer<Connection, Throwable> fail) {
         this.ctx = ctx;
@@ -90,6 +91,30 @@ final class ControlSender {
             if (sendCredit(c, c.creditsToReturn)) {
                 ctx.counters.increment(RdmaCounter.KEEPALIVE_SENDS);
                 c.creditsToReturn = 0;
+                sent++;
+            }
+        }
+        return sent + flushTopicCredits(c, threshold, idle);
+    }
+
+    /**
+     * Returns the topic windows owed on {@code c} (frames of a topic consumed or dropped here): a TOPIC_CREDIT per topic
+     * once a quarter of the window is owed, or whatever is owed when {@code idle}, as CREDIT batches. A publisher held
+     * back by a topic window has nothing else in flight for that topic, so the owed frames reach one of the two.
+     *
+     * @return messages posted
+     */
+    private int flushTopicCredits(final Connection c, final int threshold, final boolean idle) {
+        int sent = 0;
+        for (int i = 0; i < c.topicQueueList.size() && !c.closed; i++) {
+            TopicQueue q = c.topicQueueList.get(i);
+            if (q.owed >= threshold || (q.owed > 0 && idle)) {
+                int slot = c.freeControlSlot();
+                if (slot < 0 || !postControl(c, slot, tx.wrap(c.ctrlView, slot * Wire.CONTROL_BYTES).encodeTopicCredit(q.topicId, q.owed))) {
+                    return sent; // no free slot: the rest go out on a later duty cycle
+                }
+                topicCreditSends++;
+                q.owed = 0;
                 sent++;
             }
         }

@@ -10,9 +10,11 @@ import io.rdmabus.spi.SubscriptionSink;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
+import org.agrona.DirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.slf4j.Logger;
@@ -20,8 +22,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The completion poller (as Aeron's {@code Receiver} and {@code Sender} in one agent, since one completion queue carries
- * both): polls the transport's shared CQ in batches, delivers received frames to local subscriptions (holding them while
- * a sink back-pressures), returns credits, authenticates acceptors' peers, and runs the control sends
+ * both): polls the transport's shared CQ in batches, delivers received frames to local subscriptions (a frame a
+ * back-pressuring sink refuses is copied into its topic's {@link TopicQueue}, so its receive buffer and credit go back at
+ * once and the other topics on the connection keep flowing), returns credits and topic windows, authenticates acceptors' peers, and runs the control sends
  * ({@link ControlSender}), RELIABLE resume and replay ({@link ReliableResume}) and the periodic duties
  * ({@link LivenessDuty}). Other threads reach it only through {@link PollerProxy}.
  *
@@ -61,6 +64,8 @@ class Poller implements Agent {
     /** The last sleep on the completion channel ran out without an event: nothing arrived for a while. */
     private boolean quiet;
     private int emptyPolls;
+    /** Whether a sink of the frame being offered took it into its stream (set by {@link #offer}). */
+    private boolean offerTaken;
 
     Poller(final String roleName, final RdmaContext ctx, final PollerProxy commands, final CmAgentProxy cmProxy) {
         this.roleName = roleName;
@@ -132,8 +137,8 @@ class Poller implements Agent {
 
     /**
      * Idle: arms the CQ, polls once more (a completion that raced the arming is handled now), then waits on the
-     * completion channel (bounded). While frames are held for a back-pressuring sink it only parks briefly, so
-     * they are offered again soon.
+     * completion channel (bounded). While frames wait in a topic queue for a back-pressuring sink it only parks
+     * briefly, so they are offered again soon.
      *
      * @return completions handled (0 if it slept)
      */
@@ -142,7 +147,7 @@ class Poller implements Agent {
             return 1;
         }
         for (int i = 0; i < active.size(); i++) {
-            if (active.get(i).heldSize > 0) {
+            if (active.get(i).queuedFrames > 0) {
                 LockSupport.parkNanos(100_000);
                 return 0;
             }
@@ -289,10 +294,17 @@ class Poller implements Agent {
                             + ", smaller than ours (" + config.maxFrameBytes() + "): use the same value on every node"));
                     return;
                 }
+                c.peerTopicWindow = msg.credits(); // before ready: a route (and its windows) follows a SUB, after INIT
                 c.credits.addAndGet(msg.credits());
                 c.ready = true;
             }
             case Wire.CREDIT -> c.credits.addAndGet(msg.credits());
+            case Wire.TOPIC_CREDIT -> {
+                if (!onTopicCredit(c, msg.topicId(), msg.topicCreditFrames())) {
+                    repost(c, slot);
+                    return;
+                }
+            }
             case Wire.SUB -> resume.onSub(c, msg.topicId()); // routed after the topic's STARTs (or the replay's end)
             case Wire.UNSUB -> {
                 int topicId = msg.topicId();
@@ -417,13 +429,22 @@ class Poller implements Agent {
     }
 
     /**
-     * Offers held frames in order; stops at the first one the bus back-pressures. A RELIABLE frame that a sink took into
-     * its stream ({@link SubscriptionSink#CONTINUE} from {@code onValidatedFrame}) moves where the stream resumes after a
-     * reconnect; one every sink dropped ({@link SubscriptionSink#DROPPED}: a duplicate, a suspect jump, another topic's
+     * Offers this batch's DATA receives in arrival order, after the frames already waiting in topic queues (those go
+     * first, so a topic's order holds). A frame of a topic whose queue is not empty joins the queue; otherwise it goes to
+     * the topic's sinks, and if one back-pressures the frame is copied into the topic's queue (the sinks before it do
+     * not get it twice). Either way the receive buffer is re-posted and its connection credit counted at once, so one
+     * back-pressured topic never holds the buffers the other topics on the connection need. A topic queue is bounded by
+     * the window this node granted: a peer that sends past it broke the protocol (counted, connection closed).
+     *
+     * <p>A RELIABLE frame that a sink took into its stream ({@link SubscriptionSink#CONTINUE} from
+     * {@code onValidatedFrame}) moves where the stream resumes after a reconnect, when it is taken (a queued frame is not
+     * consumed yet); one every sink dropped ({@link SubscriptionSink#DROPPED}: a duplicate, a suspect jump, another topic's
      * id) or that failed validation moves nothing.
+     *
+     * @return frames consumed
      */
     private int deliverHeld(final Connection c) {
-        int delivered = 0;
+        int delivered = c.queuedFrames > 0 ? drainTopicQueues(c) : 0;
         while (c.heldSize > 0 && !c.closed) {
             int slot = c.heldSlot[c.heldHead];
             int frameLength = c.heldLength[c.heldHead] - Wire.ENVELOPE_BYTES;
@@ -431,32 +452,123 @@ class Poller implements Agent {
             ControlFlyweight data = rx.wrap(c.recvView, slot * c.slotBytes);
             int topicId = data.topicId();
             int frame = data.frameOffset();
-            RdmaSubscription[] subs = local.get(topicId);
-            if (subs != null) {
-                for (int k = c.headSinkIndex; k < subs.length; k++) {
-                    RdmaSubscription s = subs[k];
-                    if (s.closed) {
-                        continue;
-                    }
-                    int r = valid ? s.sink.onValidatedFrame(c.recvView, frame, frameLength) : s.sink.onFrame(c.recvView, frame, frameLength);
-                    if (r == SubscriptionSink.BACK_PRESSURE) {
-                        c.headSinkIndex = k;
-                        return delivered;
-                    }
-                    c.headTaken |= valid && r == SubscriptionSink.CONTINUE;
-                }
-                if (c.headTaken && subs.length > 0 && subs[0].topic.delivery() == Delivery.RELIABLE) {
-                    resume.recordConsumed(c, topicId, frame);
-                }
-            }
-            c.headSinkIndex = 0;
-            c.headTaken = false;
             c.heldHead = (c.heldHead + 1) % c.recvSlots;
             c.heldSize--;
-            delivered++;
+            TopicQueue q = c.topicQueue(topicId, config.dataCredits());
+            if (q.size() > 0) {
+                if (!enqueue(c, q, frame, frameLength, valid, 0)) {
+                    return delivered;
+                }
+            } else {
+                offerTaken = false;
+                int refused = offer(c, topicId, c.recvView, frame, frameLength, valid, 0);
+                if (refused >= 0) {
+                    if (!enqueue(c, q, frame, frameLength, valid, refused)) {
+                        return delivered;
+                    }
+                } else {
+                    q.owed++;
+                    delivered++;
+                }
+            }
             repost(c, slot, true); // its credit counts once flushReposts posted it
         }
         return delivered;
+    }
+
+    /**
+     * Copies a refused frame of {@code c}'s receive buffer into its topic's queue, to be offered from sink
+     * {@code nextSink} on. A full queue means the peer sent past the topic's window: counted, and the connection fails.
+     *
+     * @return false if the connection failed
+     */
+    private boolean enqueue(final Connection c, final TopicQueue q, final int frame, final int frameLength, final boolean valid,
+                            final int nextSink) {
+        boolean first = q.size() == 0;
+        if (!q.add(c.recvView, frame, frameLength, valid)) {
+            ctx.counters.increment(RdmaCounter.TOPIC_WINDOW_VIOLATIONS);
+            fail(c, new TransportException(c + ": the peer sent more frames of topic " + q.topicId + " than its window of "
+                    + config.dataCredits() + " (the topic's TOPIC_CREDITs bound what it may have outstanding): protocol error, closing"));
+            return false;
+        }
+        if (first) {
+            q.headSinkIndex = nextSink;
+            q.headTaken = offerTaken;
+        }
+        c.queuedFrames++;
+        return true;
+    }
+
+    /** Offers the head frames of {@code c}'s topic queues until each is empty or back-pressured. @return frames consumed */
+    private int drainTopicQueues(final Connection c) {
+        int delivered = 0;
+        List<TopicQueue> queues = c.topicQueueList;
+        for (int i = 0; i < queues.size() && !c.closed; i++) {
+            TopicQueue q = queues.get(i);
+            while (q.size() > 0) {
+                offerTaken = q.headTaken;
+                DirectBuffer head = q.headBuffer();
+                int refused = offer(c, q.topicId, head, 0, q.headLength(), q.headValid(), q.headSinkIndex);
+                if (refused >= 0) {
+                    q.headSinkIndex = refused;
+                    q.headTaken = offerTaken;
+                    break;
+                }
+                q.consumeHead();
+                c.queuedFrames--;
+                delivered++;
+            }
+        }
+        return delivered;
+    }
+
+    /**
+     * Offers one frame to the topic's local sinks from sink {@code fromSink} on; {@link #offerTaken} says (in and out)
+     * whether a sink took it into its stream. Once every sink had it, a RELIABLE frame a sink took moves the resume point.
+     *
+     * @return the index of the sink that back-pressured, or -1 once every sink had it (or the topic has none here)
+     */
+    private int offer(final Connection c, final int topicId, final DirectBuffer buffer, final int frame, final int frameLength,
+                      final boolean valid, final int fromSink) {
+        RdmaSubscription[] subs = local.get(topicId);
+        if (subs == null) {
+            return -1;
+        }
+        for (int k = fromSink; k < subs.length; k++) {
+            RdmaSubscription s = subs[k];
+            if (s.closed) {
+                continue;
+            }
+            int r = valid ? s.sink.onValidatedFrame(buffer, frame, frameLength) : s.sink.onFrame(buffer, frame, frameLength);
+            if (r == SubscriptionSink.BACK_PRESSURE) {
+                return k;
+            }
+            offerTaken |= valid && r == SubscriptionSink.CONTINUE;
+        }
+        if (offerTaken && subs.length > 0 && subs[0].topic.delivery() == Delivery.RELIABLE) {
+            resume.recordConsumed(c, topicId, buffer, frame);
+        }
+        return -1;
+    }
+
+    /**
+     * Publisher side: the subscriber returned {@code frames} of {@code topicId}'s window on {@code c}. More than it was
+     * sent (a window that was never opened, or one that would grow past the grant) is a protocol error: counted, and the
+     * connection fails.
+     *
+     * @return false if the connection failed
+     */
+    private boolean onTopicCredit(final Connection c, final int topicId, final int frames) {
+        AtomicInteger window = c.existingTopicWindow(topicId);
+        // publishers only take from the window concurrently, so a sum past the grant is past it whatever they do
+        if (window == null || window.get() + frames > c.peerTopicWindow) {
+            ctx.counters.increment(RdmaCounter.TOPIC_WINDOW_VIOLATIONS);
+            fail(c, new TransportException(c + ": the peer returned " + frames + " frames of topic " + topicId + "'s window, more than "
+                    + "were sent to it (window " + c.peerTopicWindow + "): protocol error, closing"));
+            return false;
+        }
+        window.addAndGet(frames);
+        return true;
     }
 
     void addLocal(final RdmaSubscription sub) {
@@ -530,6 +642,10 @@ class Poller implements Agent {
             local.remove(topicId);
             for (Connection c : active) {
                 c.pendingControl.unsub(topicId);
+                TopicQueue q = c.existingTopicQueue(topicId);
+                if (q != null) {
+                    c.queuedFrames -= q.clear(); // dropped unconsumed: their window goes back to the publisher
+                }
             }
             resume.forgetTopic(topicId, active); // a later subscription starts afresh, it does not resume this one
         } else {
@@ -537,7 +653,7 @@ class Poller implements Agent {
         }
     }
 
-    /** Stops using {@code c}, forgets its held frames and routes, and hands it to the cm agent to destroy. */
+    /** Stops using {@code c}, forgets its received and queued frames (a resume replays them) and routes, and hands it to the cm agent to destroy. */
     void fail(final Connection c, final Throwable cause) {
         if (c.closed) {
             return;

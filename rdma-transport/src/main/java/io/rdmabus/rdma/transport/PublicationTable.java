@@ -146,7 +146,7 @@ final class PublicationTable {
 
     /** @return the route of {@code topicId}, created on first use (any thread) */
     TopicRoute route(final int topicId) {
-        return routes.computeIfAbsent(topicId, k -> new TopicRoute());
+        return routes.computeIfAbsent(topicId, TopicRoute::new);
     }
 
     /** Removes {@code c} from every route (poller). */

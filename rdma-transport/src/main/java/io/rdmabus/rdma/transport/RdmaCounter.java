@@ -22,6 +22,9 @@ enum RdmaCounter implements CounterDescriptor {
             "commands to the cm agent that found its bounded queue full (or its overflow in use): they waited in the overflow"),
     POLLER_COMMANDS_DISCARDED("pollerCommandsDiscarded", Scope.ALWAYS, "any", "commands to the poller left when the transport closed: not run"),
     CM_COMMANDS_DISCARDED("cmCommandsDiscarded", Scope.ALWAYS, "any", "commands to the cm agent left when the transport closed: not run"),
+    TOPIC_WINDOW_VIOLATIONS("topicWindowViolations", Scope.ALWAYS, "poller",
+            "connections closed because the peer broke a topic window: sent more frames of one topic than the window this node "
+                    + "granted, or returned more of a window (TOPIC_CREDIT) than it was sent"),
     RESUME_REQUESTS("resumeRequests", Scope.STARTED, "poller", "RESUME sent as a subscriber after a reconnect"),
     RESUMES_SERVED("resumesServed", Scope.STARTED, "poller", "resumes served as a publisher"),
     FRAMES_REPLAYED("framesReplayed", Scope.STARTED, "poller", "retained frames re-posted to resumed subscribers"),

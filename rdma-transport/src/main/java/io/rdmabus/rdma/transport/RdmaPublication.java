@@ -10,6 +10,7 @@ import io.rdmabus.spi.TransportPublication;
 import io.rdmabus.spi.TransportStatus;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -20,12 +21,14 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * A topic's sending side: a registered pool of send slots. {@link #tryClaim} takes the next slot (if its previous
- * sends have completed) and one data credit on each subscriber's connection; {@link #commit} posts one SEND per
+ * sends have completed), one data credit on each subscriber's connection and one frame of the topic's window on it
+ * (see {@link Wire#TOPIC_CREDIT}: it bounds what one topic may have outstanding per connection, so a back-pressured
+ * topic cannot take the receive buffers of the others); {@link #commit} posts one SEND per
  * subscriber from the same slot, which returns to the pool when the last of those sends completes (the poller
  * counts the slot's reference count down), not at commit.
  *
- * <p>RELIABLE: every subscriber needs a credit, otherwise {@link TransportStatus#BACK_PRESSURED} (the slowest
- * subscriber holds the publisher back). BEST_EFFORT: subscribers without a credit are skipped (the frame is dropped
+ * <p>RELIABLE: every subscriber needs a credit and a frame of the topic's window, otherwise {@link TransportStatus#BACK_PRESSURED} (the slowest
+ * subscriber holds the publisher back). BEST_EFFORT: subscribers without either are skipped (the frame is dropped
  * for them and counted); BACK_PRESSURED only if no subscriber has a credit.
  *
  * <p>Retention (RELIABLE): the slot ring is {@code rdma.retention.frames} long and slots are reused in order, so the
@@ -93,6 +96,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     /** Per slot: sends posted from it whose completion the poller has not seen yet (0 = free). */
     final AtomicIntegerArray refs;
     private final Connection[] targets;
+    /** The topic's window on each of {@link #targets}, one frame taken from each. */
+    private final AtomicInteger[] targetWindows;
     private int targetCount;
     private int cursor;
     private boolean claimed;
@@ -122,6 +127,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
         this.refs = new AtomicIntegerArray(slots);
         this.targets = new Connection[64];
+        this.targetWindows = new AtomicInteger[64];
         this.slotSequence = new long[slots];
         this.slotLength = new int[slots];
         if (reliable && sessionId != 0) {
@@ -161,7 +167,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     }
 
     private int claimSlotAndCredits(final int frameLength) {
-        final Connection[] subs = route.subscribers();
+        final TopicRoute.Targets routed = route.targets();
+        final Connection[] subs = routed.subscribers();
+        final AtomicInteger[] windows = routed.windows();
         int live = 0;
         for (Connection c : subs) {
             if (c.live()) {
@@ -176,11 +184,13 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return TransportStatus.BACK_PRESSURED;
         }
         targetCount = 0;
-        for (Connection c : subs) {
+        for (int i = 0; i < subs.length; i++) {
+            final Connection c = subs[i];
             if (!c.live() || targetCount == targets.length) {
                 continue;
             }
-            if (c.tryTakeCredit()) {
+            if (takeCreditAndWindow(c, windows[i])) {
+                targetWindows[targetCount] = windows[i];
                 targets[targetCount++] = c;
             } else if (reliable) {
                 noCredit++;
@@ -197,6 +207,18 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         claimed = true;
         claimLength = frameLength;
         return TransportStatus.OK;
+    }
+
+    /** @return whether it took one credit of {@code c} and one frame of the topic's {@code window} on it (both or neither) */
+    private static boolean takeCreditAndWindow(final Connection c, final AtomicInteger window) {
+        if (!c.tryTakeCredit()) {
+            return false;
+        }
+        if (Connection.tryTake(window)) {
+            return true;
+        }
+        c.credits.incrementAndGet();
+        return false;
     }
 
     @Override
@@ -246,6 +268,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         for (int i = 0; i < targetCount; i++) {
             final Connection c = targets[i];
             targets[i] = null;
+            targetWindows[i] = null; // taken for good: the subscriber returns it in a TOPIC_CREDIT
             if (!post(c, slot, base, claimLength, request)) {
                 refs.decrementAndGet(slot);
                 if (!ctx.transportClosed()) {
@@ -299,7 +322,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private void giveBackCredits() {
         for (int i = 0; i < targetCount; i++) {
             targets[i].credits.incrementAndGet();
+            targetWindows[i].incrementAndGet();
             targets[i] = null;
+            targetWindows[i] = null;
         }
         targetCount = 0;
     }
@@ -395,7 +420,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     }
 
     /**
-     * Re-posts retained commit {@code k} on {@code c} only (poller; the caller took a credit of {@code c}).
+     * Re-posts retained commit {@code k} on {@code c} only (poller; the caller took a credit of {@code c} and a frame of
+     * the topic's window on it).
      *
      * @return false if the post failed (the connection is broken)
      */

@@ -7,6 +7,7 @@ import io.rdmabus.spi.RetentionExceededException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 import org.agrona.collections.Int2ObjectHashMap;
@@ -193,12 +194,13 @@ final class ReliableResume {
     }
 
     /**
-     * Subscriber: a sink took the RELIABLE frame at {@code frame} of {@code c}'s receive buffer into its stream; remember
-     * where its session resumes. The poller calls it only for a frame whose header it validated on arrival and that a
-     * sink then took (not one it dropped as a duplicate or a suspect jump), so the header is read as it is. No allocation.
+     * Subscriber: a sink took the RELIABLE frame of {@code c} at {@code frame} of {@code buffer} (its receive buffer, or
+     * the topic's queue the frame was copied into while a sink back-pressured) into its stream; remember where its
+     * session resumes. The poller calls it only for a frame whose header it validated on arrival and that a sink then
+     * took (not one it dropped as a duplicate or a suspect jump), so the header is read as it is. No allocation.
      */
-    void recordConsumed(final Connection c, final int topicId, final int frame) {
-        c.consumed.put(resumeKey(topicId, FrameHeader.sessionId(c.recvView, frame)), FrameHeader.sequence(c.recvView, frame) + 1);
+    void recordConsumed(final Connection c, final int topicId, final org.agrona.DirectBuffer buffer, final int frame) {
+        c.consumed.put(resumeKey(topicId, FrameHeader.sessionId(buffer, frame)), FrameHeader.sequence(buffer, frame) + 1);
     }
 
     /** Subscriber: a new connection to a node we lost within rdma.retention.resume.ms asks to resume every RELIABLE stream. */
@@ -266,7 +268,8 @@ final class ReliableResume {
     /**
      * Publisher: advances one replay. Arms it once the publisher is not between claim and commit (the ring is
      * stable from then on), checks the window, then re-posts retained frames from {@code next} on, each under a
-     * credit of the subscriber's connection; without a credit it waits for the next CREDIT.
+     * credit of the subscriber's connection and a frame of the topic's window on it; without either it waits for the
+     * next CREDIT or TOPIC_CREDIT.
      *
      * @return work done
      */
@@ -302,8 +305,14 @@ final class ReliableResume {
             if (!r.c.tryTakeCredit()) {
                 return posted;
             }
+            AtomicInteger window = r.c.topicWindow(r.topicId);
+            if (!Connection.tryTake(window)) {
+                r.c.credits.incrementAndGet();
+                return posted; // the subscriber still holds a window's worth of the topic: wait for its TOPIC_CREDIT
+            }
             if (!r.pub.replay(r.c, r.k)) {
                 r.c.credits.incrementAndGet();
+                window.incrementAndGet();
                 fail.accept(r.c, null);
                 return finishReplay(r) + posted;
             }

@@ -63,6 +63,14 @@ final class Wire {
      * still resumes from the stream's start.
      */
     static final int START = 10;
+    /**
+     * Subscriber to publisher: {@code arg2} frames of topic {@code arg} that the publisher sent on this connection were
+     * consumed (or dropped) here, so it may have that many more of the topic outstanding. Each (connection, topic) has a
+     * window of frames, the data credits the subscriber granted in its INIT; a publication takes one of it per DATA of its
+     * topic besides the connection credit. It bounds the frames a subscriber keeps for a back-pressuring sink of one
+     * topic, which frees the receive buffers (and the connection credits) of the other topics.
+     */
+    static final int TOPIC_CREDIT = 13;
     /** The sender's best-effort UD address (QP number, IPv4 address, Q_Key): send my BEST_EFFORT frames there. */
     static final int UD_INFO = 0x20;
     /**

@@ -108,6 +108,33 @@ class ControlFlyweightTest {
     }
 
     @Test
+    void topicCreditIsTheDocumentedLayoutAndItsBoundsAreChecked() {
+        for (int at : new int[] {0, 8, 100}) {
+            assertEquals(Wire.TOPIC_CREDIT, classify(at, msg.wrap(buffer, at).encodeTopicCredit(-9, MAX_CREDITS)));
+            assertEquals(List.of(-9, MAX_CREDITS, 0), List.of(msg.topicId(), msg.topicCreditFrames(), msg.reserved()));
+        }
+        buffer.setMemory(0, buffer.capacity(), (byte) 0x5A);
+        assertEquals(Wire.CONTROL_MESSAGE_BYTES, msg.wrap(buffer, 0).encodeTopicCredit(0x01020304, 28));
+        assertEquals(List.of(13, 0x01020304, 28, 0), List.of(buffer.getInt(0, ByteOrder.LITTLE_ENDIAN),
+            buffer.getInt(4, ByteOrder.LITTLE_ENDIAN), buffer.getInt(8, ByteOrder.LITTLE_ENDIAN), buffer.getInt(12, ByteOrder.LITTLE_ENDIAN)),
+            "type 13, topic id at 4, frames at 8, reserved 0 at 12");
+        assertEquals(ControlMessages.ERR_TRUNCATED, classify(0, Wire.CONTROL_MESSAGE_BYTES - 1), "one byte short");
+        assertEquals(ControlMessages.ERR_TOO_LONG, classify(0, Wire.CONTROL_MESSAGE_BYTES + 8), "longer than TOPIC_CREDIT");
+        msg.wrap(buffer, 0).encodeTopicCredit(0, 1);
+        assertEquals(ControlMessages.ERR_TOPIC, classify(0, Wire.CONTROL_MESSAGE_BYTES), "topic id 0");
+        msg.wrap(buffer, 0).encodeTopicCredit(3, 0);
+        assertEquals(ControlMessages.ERR_CREDITS, classify(0, Wire.CONTROL_MESSAGE_BYTES), "no frames returned");
+        msg.wrap(buffer, 0).encodeTopicCredit(3, MAX_CREDITS + 1);
+        assertEquals(ControlMessages.ERR_CREDITS, classify(0, Wire.CONTROL_MESSAGE_BYTES), "more frames than any window");
+        msg.wrap(buffer, 0).encodeTopicCredit(3, 1);
+        buffer.putInt(12, 1, ByteOrder.LITTLE_ENDIAN);
+        assertEquals(ControlMessages.ERR_TYPE, classify(0, Wire.CONTROL_MESSAGE_BYTES), "reserved word set");
+        msg.wrap(buffer, 0).encodeTopicCredit(3, 1);
+        buffer.putInt(0, Wire.TOPIC_CREDIT | 0x100, ByteOrder.LITTLE_ENDIAN);
+        assertEquals(ControlMessages.ERR_TYPE, classify(0, Wire.CONTROL_MESSAGE_BYTES), "type word with a high byte set");
+    }
+
+    @Test
     void theQueueKeepsItsMessagesInOrderAcrossWrapAndGrowth() {
         ControlQueue q = new ControlQueue();
         List<String> expected = new ArrayList<>();

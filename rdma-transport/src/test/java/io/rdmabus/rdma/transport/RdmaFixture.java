@@ -29,11 +29,6 @@ import java.util.concurrent.locks.LockSupport;
  * reused within a run, so a seed always names one bus) and gets the endpoints of the buses still open as seeds.
  */
 final class RdmaFixture implements TckFixture {
-    /** The rdma transport's head-of-line blocking between topics (docs/rdma-transport.md, "One RC queue pair per node pair"). */
-    static final String HEAD_OF_LINE_BLOCKING = "topics between two nodes share one RC connection's receive buffers, so a "
-        + "back-pressured reliable subscription holds the frames behind it (docs/rdma-transport.md, \"One RC queue pair per node "
-        + "pair\" and \"Limits\")";
-
     private static final int PORT_BASE = 17800;
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "rdma-fixture-watchdog");
@@ -215,10 +210,5 @@ final class RdmaFixture implements TckFixture {
         for (RdmaTransport t : copy) {
             t.close();
         }
-    }
-
-    @Override
-    public String knownHeadOfLineBlocking() {
-        return RdmaFixture.HEAD_OF_LINE_BLOCKING;
     }
 }

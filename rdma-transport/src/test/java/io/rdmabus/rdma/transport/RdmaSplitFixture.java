@@ -78,9 +78,4 @@ final class RdmaSplitFixture extends SplitTckFixture {
     public Map<String, String> knownReactiveStreamsFailures() {
         return local.knownReactiveStreamsFailures();
     }
-
-    @Override
-    public String knownHeadOfLineBlocking() {
-        return local.knownHeadOfLineBlocking();
-    }
 }

@@ -27,10 +27,11 @@ class ControlMessagesFuzzTest {
 
     /**
      * What the transport sends (RdmaTransport.sendControl / sendAuth / sendResumeMessage / RdmaPublication): 16-byte
-     * control, 40-byte AUTH, 24-byte RESUME and START, 32-byte RESUME_FAILED, 8-byte envelope + frame.
+     * control (TOPIC_CREDIT among them), 40-byte AUTH, 24-byte RESUME and START, 32-byte RESUME_FAILED, 8-byte envelope + frame.
      */
     private static byte[] wellFormed(final SplittableRandom rnd) {
-        final int type = rnd.nextInt(11) == 0 ? Wire.UD_INFO : 1 + rnd.nextInt(10);
+        final int pick = rnd.nextInt(12);
+        final int type = pick == 0 ? Wire.UD_INFO : pick == 11 ? Wire.TOPIC_CREDIT : pick;
         final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
             : type == Wire.AUTH ? Wire.AUTH_BYTES : type == Wire.RESUME ? Wire.RESUME_BYTES : type == Wire.START ? Wire.START_BYTES
             : type == Wire.RESUME_FAILED ? Wire.RESUME_FAILED_BYTES : Wire.CONTROL_MESSAGE_BYTES];
@@ -43,6 +44,9 @@ class ControlMessagesFuzzTest {
             default -> rnd.nextInt() | 1;
         };
         v.putInt(Wire.ARG_OFFSET, arg, ByteOrder.LITTLE_ENDIAN);
+        if (type == Wire.TOPIC_CREDIT) {
+            v.putInt(Wire.ARG2_OFFSET, 1 + rnd.nextInt(MAX_CREDITS), ByteOrder.LITTLE_ENDIAN); // frames of the window returned
+        }
         if (type == Wire.INIT) {
             v.putInt(Wire.ARG2_OFFSET, MAX_FRAME + rnd.nextInt(2) * 1024, ByteOrder.LITTLE_ENDIAN);
         }
@@ -69,6 +73,14 @@ class ControlMessagesFuzzTest {
         final int arg = v.getInt(4, ByteOrder.LITTLE_ENDIAN);
         if (reservedZero && typeByte == 0x20) { // UD_INFO: 16 bytes, no range check on its fields
             return length < 16 ? ControlMessages.ERR_TRUNCATED : length > 16 ? ControlMessages.ERR_TOO_LONG : 0x20;
+        }
+        if (reservedZero && typeByte == 13) { // TOPIC_CREDIT: 16 bytes, topic, 1..MAX_CREDITS frames, word 12 reserved
+            if (length != 16) {
+                return length < 16 ? ControlMessages.ERR_TRUNCATED : ControlMessages.ERR_TOO_LONG;
+            }
+            final int frames = v.getInt(8, ByteOrder.LITTLE_ENDIAN);
+            return arg == 0 ? ControlMessages.ERR_TOPIC : v.getInt(12, ByteOrder.LITTLE_ENDIAN) != 0 ? ControlMessages.ERR_TYPE
+                : frames < 1 || frames > MAX_CREDITS ? ControlMessages.ERR_CREDITS : 13;
         }
         if (!reservedZero || typeByte < 1 || typeByte > 10) {
             return ControlMessages.ERR_TYPE;
@@ -171,7 +183,7 @@ class ControlMessagesFuzzTest {
         System.out.println(fuzz.summary("byCode(-7..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
         assertTrue(malformed > 0 && byCode[Wire.CREDIT + 7] > 0 && byCode[Wire.DATA + 7] > 0 && byCode[Wire.RESUME + 7] > 0
-            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0
+            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0 && byCode[Wire.TOPIC_CREDIT + 7] > 0
             && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
     }
 }
