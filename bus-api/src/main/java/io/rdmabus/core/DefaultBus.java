@@ -190,7 +190,8 @@ public final class DefaultBus implements Bus {
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
-                SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null);
+                SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery);
             channel.sink = sink;
             if (counters != null) {
                 channel.errorLog = counters::recordError;
