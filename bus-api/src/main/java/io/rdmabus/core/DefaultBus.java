@@ -68,7 +68,12 @@ public final class DefaultBus implements Bus {
     private final List<InPlaceSubscription> inPlace = new CopyOnWriteArrayList<>();
     private final List<DefaultPublication<?>> publications = new CopyOnWriteArrayList<>();
     private final Map<Integer, String> topicNamesById = new ConcurrentHashMap<>();
-    private final AtomicLong published = new AtomicLong();
+    /**
+     * Messages of publications closed so far; the live ones count their own (no bus-wide atomic add per message). Folded
+     * in under this lock as a publication closes, and summed under it, so the total never goes back.
+     */
+    private final Object publishedLock = new Object();
+    private long publishedByClosed;
     private final AtomicLong droppedNotConnected = new AtomicLong();
     private final AtomicLong agentErrors = new AtomicLong();
     /** The counters file other processes read ({@code rdma-bus stats}); null when it is off. */
@@ -123,7 +128,7 @@ public final class DefaultBus implements Bus {
         this.localRoutes = transport.capabilities().loopback() ? null : new LocalRoutes();
         if (counters != null) {
             counters.addScope(CountersFile.KIND_BUS, "bus " + name, CountersFile.BUS_COUNTERS, v -> {
-                v[0] = published.get();
+                v[0] = published();
                 v[1] = droppedNotConnected.get();
                 v[2] = agentErrors.get();
                 v[3] = channels.size() + inPlace.size();
@@ -312,8 +317,15 @@ public final class DefaultBus implements Bus {
         return publication;
     }
 
-    void onPublished() {
-        published.incrementAndGet();
+    /** @return messages published by this bus's publications, open and closed */
+    private long published() {
+        synchronized (publishedLock) {
+            long sum = publishedByClosed;
+            for (final DefaultPublication<?> publication : publications) {
+                sum += publication.messageCount();
+            }
+            return sum;
+        }
     }
 
     void onDroppedNotConnected() {
@@ -321,7 +333,11 @@ public final class DefaultBus implements Bus {
     }
 
     void onPublicationClosed(final DefaultPublication<?> publication) {
-        publications.remove(publication);
+        synchronized (publishedLock) {
+            if (publications.remove(publication)) {
+                publishedByClosed += publication.messageCount();
+            }
+        }
         if (publication.lastValues() != null) {
             final LastValueServer server = lastValueServers.get(publication.topic().topicId());
             if (server != null) {
@@ -374,7 +390,7 @@ public final class DefaultBus implements Bus {
         final List<SubscriptionStats> subscriptions = new ArrayList<>();
         channels.forEach(channel -> subscriptions.add(channel.stats()));
         inPlace.forEach(subscription -> subscriptions.add(subscription.stats()));
-        return new BusStats(transport.name(), List.copyOf(subscriptions), published.get(),
+        return new BusStats(transport.name(), List.copyOf(subscriptions), published(),
             droppedNotConnected.get(), transport.counters(), transport.connections());
     }
 

@@ -35,6 +35,9 @@ abstract class FrameReceiver implements SubscriptionSink {
     final Topic<?> topic;
     private final int maxFrameLength;
     private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
+    /** The session of the previous frame (most streams have one publisher): saves the map lookup. Receive thread. */
+    private SessionState lastSession;
+    private int lastSessionId;
 
     // written by the receive thread only
     final AtomicLong framesReceived = new AtomicLong();
@@ -109,10 +112,15 @@ abstract class FrameReceiver implements SubscriptionSink {
             return DROPPED;
         }
         final int sessionId = FrameHeader.sessionId(buffer, offset);
-        SessionState session = sessions.get(sessionId);
-        if (session == null) {
-            session = new SessionState();
-            sessions.put(sessionId, session);
+        SessionState session = lastSession;
+        if (session == null || sessionId != lastSessionId) {
+            session = sessions.get(sessionId);
+            if (session == null) {
+                session = new SessionState();
+                sessions.put(sessionId, session);
+            }
+            lastSessionId = sessionId;
+            lastSession = session;
         }
         // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
         final long sequence = FrameHeader.sequence(buffer, offset);

@@ -31,7 +31,9 @@ import reactor.core.scheduler.Scheduler;
 /**
  * One subscription: the transport's receive thread validates, sequences and reassembles frames and copies each
  * message into a Disruptor ring; the bus's delivery agent drains the ring as the subscriber's demand allows,
- * decodes, applies the slow-consumer policy and emits into the {@code Flux}.
+ * decodes, applies the slow-consumer policy and emits into the {@code Flux}. When the receive thread is the delivering
+ * one (a {@code SHARED} or {@code INVOKER} bus), a message that finds the ring empty and the subscriber with demand is
+ * emitted directly instead ({@link #claimForReceive()}).
  *
  * <p>Back-pressure subscriptions (all reliable ones) emit on the delivery agent: a slow subscriber fills the ring,
  * which is the signal that reaches the publisher. Drop-oldest and conflating subscriptions must keep absorbing while
