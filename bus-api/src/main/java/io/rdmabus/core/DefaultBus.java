@@ -59,8 +59,9 @@ public final class DefaultBus implements Bus {
     private final DeliveryAgent deliveryAgent;
     /** SHARED and INVOKER: runs the delivery agent and the transport's hosted agents; DEDICATED: null. */
     private final SharedAgent sharedAgent;
-    /** SHARED: the shared agent's thread; otherwise null. */
+    /** SHARED: the shared agent's thread and its idle strategy, which a message landing in an empty ring wakes; otherwise null. */
     private final AgentRunner sharedRunner;
+    private final WakeableIdleStrategy sharedIdle;
     private final HostedAgent delivery;
     /** Emits for drop-oldest/conflating subscriptions, so their slow subscribers never stop the ring being drained. */
     private final Scheduler emitScheduler;
@@ -105,12 +106,14 @@ public final class DefaultBus implements Bus {
         final AgentHost host;
         if (threadingMode == ThreadingMode.DEDICATED) {
             sharedAgent = null;
+            sharedIdle = null;
             sharedRunner = null;
             host = new DedicatedAgentHost(idleStrategies, this::onAgentError);
         } else {
             final boolean invoker = threadingMode == ThreadingMode.INVOKER;
             sharedAgent = new SharedAgent("rdma-bus-shared-" + name, invoker, this::onAgentError);
-            sharedRunner = invoker ? null : new AgentRunner(idleStrategies.get(), this::onAgentError, null, sharedAgent);
+            sharedIdle = invoker ? null : new WakeableIdleStrategy(idleStrategies.get());
+            sharedRunner = invoker ? null : new AgentRunner(sharedIdle, this::onAgentError, null, sharedAgent);
             if (sharedRunner != null) {
                 AgentThreads.start(sharedRunner);
             }
@@ -196,7 +199,7 @@ public final class DefaultBus implements Bus {
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
-                threadingMode == ThreadingMode.DEDICATED ? null : delivery);
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery, sharedIdle);
             channel.sink = sink;
             if (counters != null) {
                 channel.errorLog = counters::recordError;

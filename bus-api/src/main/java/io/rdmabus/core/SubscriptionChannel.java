@@ -51,6 +51,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final EventPoller<FrameEvent> poller;
     /** The delivery agent's host, to tell whether the receiving thread is the delivering one; null: never emit directly. */
     private final HostedAgent deliveryHost;
+    /** The delivering thread's idle strategy, to wake when the ring turns non-empty; null: nothing to wake. */
+    private final WakeableIdleStrategy deliveryWake;
 
     // delivery agent, and the emitting worker under policyLock
     private final Object policyLock = new Object();
@@ -87,16 +89,17 @@ final class SubscriptionChannel<T> extends FrameReceiver {
      * @param emitter where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
      */
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter) {
-        this(topic, options, maxFrameLength, emitter, null);
+        this(topic, options, maxFrameLength, emitter, null, null);
     }
 
     /**
      * @param emitter      where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
      * @param deliveryHost the delivery agent as hosted by the bus, whose {@link HostedAgent#onAgentThread()} says
      *                     whether a frame arrives on the delivering thread (direct emission); null for never
+     * @param deliveryWake the delivering thread's idle strategy, woken when a message lands in the empty ring; or null
      */
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter,
-                        final HostedAgent deliveryHost) {
+                        final HostedAgent deliveryHost, final WakeableIdleStrategy deliveryWake) {
         super(topic, maxFrameLength);
         this.typedTopic = topic;
         this.options = options;
@@ -111,6 +114,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         }
         this.emitter = backpressure ? null : emitter;
         this.deliveryHost = backpressure ? deliveryHost : null;
+        this.deliveryWake = deliveryWake;
     }
 
     // ---------------------------------------------------------------- receive side (transport thread)
@@ -156,7 +160,11 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         event.sequence = sequence;
         event.timestampNs = timestampNs;
         event.lostBefore = lostBefore;
+        final boolean wasEmpty = slot == poller.getSequence().get() + 1;
         ring.publish(slot);
+        if (wasEmpty && deliveryWake != null) {
+            deliveryWake.wake(); // the first message after the agent caught up: it may be idling in a back-off park
+        }
     }
 
     /**
