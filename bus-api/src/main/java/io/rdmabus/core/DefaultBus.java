@@ -59,9 +59,13 @@ public final class DefaultBus implements Bus {
     private final DeliveryAgent deliveryAgent;
     /** SHARED and INVOKER: runs the delivery agent and the transport's hosted agents; DEDICATED: null. */
     private final SharedAgent sharedAgent;
-    /** SHARED: the shared agent's thread and its idle strategy, which a message landing in an empty ring wakes; otherwise null. */
+    /** SHARED: the shared agent's thread; otherwise null. */
     private final AgentRunner sharedRunner;
-    private final WakeableIdleStrategy sharedIdle;
+    /**
+     * The idle strategy of the thread that runs the delivery agent (SHARED: the shared thread; DEDICATED: its own), which a
+     * message landing in an empty ring from another thread wakes; INVOKER: null (the application's loop idles as it likes).
+     */
+    private final WakeableIdleStrategy deliveryIdle;
     private final HostedAgent delivery;
     /** Emits for drop-oldest/conflating subscriptions, so their slow subscribers never stop the ring being drained. */
     private final Scheduler emitScheduler;
@@ -106,14 +110,14 @@ public final class DefaultBus implements Bus {
         final AgentHost host;
         if (threadingMode == ThreadingMode.DEDICATED) {
             sharedAgent = null;
-            sharedIdle = null;
+            deliveryIdle = new WakeableIdleStrategy(idleStrategies.get());
             sharedRunner = null;
             host = new DedicatedAgentHost(idleStrategies, this::onAgentError);
         } else {
             final boolean invoker = threadingMode == ThreadingMode.INVOKER;
             sharedAgent = new SharedAgent("rdma-bus-shared-" + name, invoker, this::onAgentError);
-            sharedIdle = invoker ? null : new WakeableIdleStrategy(idleStrategies.get());
-            sharedRunner = invoker ? null : new AgentRunner(sharedIdle, this::onAgentError, null, sharedAgent);
+            deliveryIdle = invoker ? null : new WakeableIdleStrategy(idleStrategies.get());
+            sharedRunner = invoker ? null : new AgentRunner(deliveryIdle, this::onAgentError, null, sharedAgent);
             if (sharedRunner != null) {
                 AgentThreads.start(sharedRunner);
             }
@@ -140,7 +144,9 @@ public final class DefaultBus implements Bus {
             counters.transportCounters(transport::counters);
             counters.transportConnections(transport::connections);
         }
-        this.delivery = host.host(deliveryAgent);
+        // DEDICATED: the delivery agent's own thread, under the idle strategy that ring messages wake
+        this.delivery = (threadingMode == ThreadingMode.DEDICATED ? new DedicatedAgentHost(() -> deliveryIdle, this::onAgentError) : host)
+            .host(deliveryAgent);
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
     }
 
@@ -199,7 +205,7 @@ public final class DefaultBus implements Bus {
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
-                threadingMode == ThreadingMode.DEDICATED ? null : delivery, sharedIdle);
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle);
             channel.sink = sink;
             if (counters != null) {
                 channel.errorLog = counters::recordError;

@@ -5,12 +5,13 @@ import java.util.concurrent.locks.LockSupport;
 import org.agrona.concurrent.IdleStrategy;
 
 /**
- * The idle strategy of the bus's shared thread: the configured one, plus a way for another thread to cut its idling
- * short. A transport that receives on a thread of its own (TCP's event loops, the rdma poller) or a same-bus publisher
- * hands messages to the delivery agent through a ring; when a message lands in an empty ring while the shared thread
- * idles, {@link #wake()} unparks it, so the delivery does not wait for the end of a back-off park (up to 1 ms with the
- * default {@code backoff}). Without it, in a request-reply exchange every idle period pushed the thread further into its
- * back-off, so each reply found it in a longer park: the round trip settled in a fast or a slow mode.
+ * The idle strategy of the thread that runs the bus's delivery agent (the shared thread, or in {@code DEDICATED} mode
+ * the delivery agent's own): the configured one, plus a way for another thread to cut its idling short. A transport
+ * that receives on a thread of its own (TCP's event loops, the rdma poller) or a same-bus publisher hands messages to
+ * the delivery agent through a ring; when a message lands in an empty ring while that thread idles, {@link #wake()}
+ * unparks it. Without it, a delivery waits for the idle step in progress to end: with the default {@code backoff} a
+ * park asked for 1 us sleeps some 60-70 us on Linux (timer slack), and longer ones up to 1 ms follow, so in a
+ * request-reply exchange each hop through a parked delivery thread cost a whole park.
  *
  * <p>Owner: {@link #idle} and {@link #reset} run on the agent's thread; {@link #wake()} on any. A wake that races with
  * the thread going idle can be missed: then the delivery waits for the park to end, as it would without this class.
