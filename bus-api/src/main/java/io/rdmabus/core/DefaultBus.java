@@ -61,6 +61,11 @@ public final class DefaultBus implements Bus {
     private final SharedAgent sharedAgent;
     /** SHARED: the shared agent's thread; otherwise null. */
     private final AgentRunner sharedRunner;
+    /**
+     * The idle strategy of the thread that runs the delivery agent (SHARED: the shared thread; DEDICATED: its own), which a
+     * message landing in an empty ring from another thread wakes; INVOKER: null (the application's loop idles as it likes).
+     */
+    private final WakeableIdleStrategy deliveryIdle;
     private final HostedAgent delivery;
     /** Emits for drop-oldest/conflating subscriptions, so their slow subscribers never stop the ring being drained. */
     private final Scheduler emitScheduler;
@@ -68,7 +73,12 @@ public final class DefaultBus implements Bus {
     private final List<InPlaceSubscription> inPlace = new CopyOnWriteArrayList<>();
     private final List<DefaultPublication<?>> publications = new CopyOnWriteArrayList<>();
     private final Map<Integer, String> topicNamesById = new ConcurrentHashMap<>();
-    private final AtomicLong published = new AtomicLong();
+    /**
+     * Messages of publications closed so far; the live ones count their own (no bus-wide atomic add per message). Folded
+     * in under this lock as a publication closes, and summed under it, so the total never goes back.
+     */
+    private final Object publishedLock = new Object();
+    private long publishedByClosed;
     private final AtomicLong droppedNotConnected = new AtomicLong();
     private final AtomicLong agentErrors = new AtomicLong();
     /** The counters file other processes read ({@code rdma-bus stats}); null when it is off. */
@@ -100,12 +110,14 @@ public final class DefaultBus implements Bus {
         final AgentHost host;
         if (threadingMode == ThreadingMode.DEDICATED) {
             sharedAgent = null;
+            deliveryIdle = new WakeableIdleStrategy(idleStrategies.get());
             sharedRunner = null;
             host = new DedicatedAgentHost(idleStrategies, this::onAgentError);
         } else {
             final boolean invoker = threadingMode == ThreadingMode.INVOKER;
             sharedAgent = new SharedAgent("rdma-bus-shared-" + name, invoker, this::onAgentError);
-            sharedRunner = invoker ? null : new AgentRunner(idleStrategies.get(), this::onAgentError, null, sharedAgent);
+            deliveryIdle = invoker ? null : new WakeableIdleStrategy(idleStrategies.get());
+            sharedRunner = invoker ? null : new AgentRunner(deliveryIdle, this::onAgentError, null, sharedAgent);
             if (sharedRunner != null) {
                 AgentThreads.start(sharedRunner);
             }
@@ -123,7 +135,7 @@ public final class DefaultBus implements Bus {
         this.localRoutes = transport.capabilities().loopback() ? null : new LocalRoutes();
         if (counters != null) {
             counters.addScope(CountersFile.KIND_BUS, "bus " + name, CountersFile.BUS_COUNTERS, v -> {
-                v[0] = published.get();
+                v[0] = published();
                 v[1] = droppedNotConnected.get();
                 v[2] = agentErrors.get();
                 v[3] = channels.size() + inPlace.size();
@@ -132,7 +144,9 @@ public final class DefaultBus implements Bus {
             counters.transportCounters(transport::counters);
             counters.transportConnections(transport::connections);
         }
-        this.delivery = host.host(deliveryAgent);
+        // DEDICATED: the delivery agent's own thread, under the idle strategy that ring messages wake
+        this.delivery = (threadingMode == ThreadingMode.DEDICATED ? new DedicatedAgentHost(() -> deliveryIdle, this::onAgentError) : host)
+            .host(deliveryAgent);
         this.emitScheduler = Schedulers.newBoundedElastic(4, 100_000, "rdma-bus-emit-" + name, 10, true);
     }
 
@@ -190,7 +204,8 @@ public final class DefaultBus implements Bus {
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
-                SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null);
+                SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle);
             channel.sink = sink;
             if (counters != null) {
                 channel.errorLog = counters::recordError;
@@ -311,8 +326,15 @@ public final class DefaultBus implements Bus {
         return publication;
     }
 
-    void onPublished() {
-        published.incrementAndGet();
+    /** @return messages published by this bus's publications, open and closed */
+    private long published() {
+        synchronized (publishedLock) {
+            long sum = publishedByClosed;
+            for (final DefaultPublication<?> publication : publications) {
+                sum += publication.messageCount();
+            }
+            return sum;
+        }
     }
 
     void onDroppedNotConnected() {
@@ -320,7 +342,11 @@ public final class DefaultBus implements Bus {
     }
 
     void onPublicationClosed(final DefaultPublication<?> publication) {
-        publications.remove(publication);
+        synchronized (publishedLock) {
+            if (publications.remove(publication)) {
+                publishedByClosed += publication.messageCount();
+            }
+        }
         if (publication.lastValues() != null) {
             final LastValueServer server = lastValueServers.get(publication.topic().topicId());
             if (server != null) {
@@ -373,7 +399,7 @@ public final class DefaultBus implements Bus {
         final List<SubscriptionStats> subscriptions = new ArrayList<>();
         channels.forEach(channel -> subscriptions.add(channel.stats()));
         inPlace.forEach(subscription -> subscriptions.add(subscription.stats()));
-        return new BusStats(transport.name(), List.copyOf(subscriptions), published.get(),
+        return new BusStats(transport.name(), List.copyOf(subscriptions), published(),
             droppedNotConnected.get(), transport.counters(), transport.connections());
     }
 

@@ -232,7 +232,6 @@ final class DefaultPublication<T> implements BusPublication<T> {
     }
 
     private void onMessage(final int length) {
-        bus.onPublished();
         messages.lazySet(messages.get() + 1);
         bytes.lazySet(bytes.get() + length);
     }
@@ -275,6 +274,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
         claim.commit();
         nextSequence++;
         pendingOffset += chunk;
+    }
+
+    /** @return messages published so far (any thread) */
+    long messageCount() {
+        return messages.get();
     }
 
     /** @param values {@code messagesPublished, bytesPublished}, for the counters file */

@@ -28,6 +28,7 @@ final class DeliveryAgent implements Agent {
             if (channels.remove(channel)) {
                 channel.complete();
             }
+            channel.finishClose();
         });
     }
 

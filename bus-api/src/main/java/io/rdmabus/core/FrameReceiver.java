@@ -28,11 +28,16 @@ abstract class FrameReceiver implements SubscriptionSink {
     static final long LOG_EVERY_N = 1000;
     /** From {@link #tryClaim()}: no room for the message now. */
     static final long NO_ROOM = -1;
+    /** From {@link #claimForReceive()}: no slot; {@link #publish} hands the message straight to the subscriber. */
+    static final long DIRECT = -2;
     private static final Logger LOG = LoggerFactory.getLogger(FrameReceiver.class);
 
     final Topic<?> topic;
     private final int maxFrameLength;
     private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
+    /** The session of the previous frame (most streams have one publisher): saves the map lookup. Receive thread. */
+    private SessionState lastSession;
+    private int lastSessionId;
 
     // written by the receive thread only
     final AtomicLong framesReceived = new AtomicLong();
@@ -53,6 +58,16 @@ abstract class FrameReceiver implements SubscriptionSink {
 
     /** @return a slot for a whole message, or {@link #NO_ROOM} */
     abstract long tryClaim();
+
+    /**
+     * Where a whole message that the transport's receive thread is about to complete goes: by default a slot as
+     * {@link #tryClaim()} gives; a subclass may answer {@link #DIRECT} when it can take the message at once.
+     *
+     * @return a slot, {@link #NO_ROOM} or {@link #DIRECT}
+     */
+    long claimForReceive() {
+        return tryClaim();
+    }
 
     /** Hands over a whole message; {@code src} is valid only during the call. */
     abstract void publish(long slot, DirectBuffer src, int srcOffset, int length, int sessionId, long sequence, long timestampNs,
@@ -97,10 +112,15 @@ abstract class FrameReceiver implements SubscriptionSink {
             return DROPPED;
         }
         final int sessionId = FrameHeader.sessionId(buffer, offset);
-        SessionState session = sessions.get(sessionId);
-        if (session == null) {
-            session = new SessionState();
-            sessions.put(sessionId, session);
+        SessionState session = lastSession;
+        if (session == null || sessionId != lastSessionId) {
+            session = sessions.get(sessionId);
+            if (session == null) {
+                session = new SessionState();
+                sessions.put(sessionId, session);
+            }
+            lastSessionId = sessionId;
+            lastSession = session;
         }
         // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
         final long sequence = FrameHeader.sequence(buffer, offset);
@@ -128,7 +148,7 @@ abstract class FrameReceiver implements SubscriptionSink {
 
         long slot = NO_ROOM;
         if (end) {
-            slot = tryClaim();
+            slot = claimForReceive();
             if (slot == NO_ROOM) {
                 if (topic.delivery() == Delivery.RELIABLE) {
                     return BACK_PRESSURE; // nothing consumed, no state changed; the transport offers this frame again later
@@ -217,7 +237,7 @@ abstract class FrameReceiver implements SubscriptionSink {
     }
 
     private void skipIfClaimed(final long slot) {
-        if (slot != NO_ROOM) {
+        if (slot >= 0) {
             skip(slot);
         }
     }

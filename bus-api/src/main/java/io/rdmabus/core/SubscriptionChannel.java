@@ -19,6 +19,7 @@ import io.rdmabus.SubscribeOptions;
 import io.rdmabus.SubscriptionStats;
 import io.rdmabus.Topic;
 import io.rdmabus.codec.CodecException;
+import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.TransportSubscription;
 
 import org.agrona.DirectBuffer;
@@ -30,7 +31,9 @@ import reactor.core.scheduler.Scheduler;
 /**
  * One subscription: the transport's receive thread validates, sequences and reassembles frames and copies each
  * message into a Disruptor ring; the bus's delivery agent drains the ring as the subscriber's demand allows,
- * decodes, applies the slow-consumer policy and emits into the {@code Flux}.
+ * decodes, applies the slow-consumer policy and emits into the {@code Flux}. When the receive thread is the delivering
+ * one (a {@code SHARED} or {@code INVOKER} bus), a message that finds the ring empty and the subscriber with demand is
+ * emitted directly instead ({@link #claimForReceive()}).
  *
  * <p>Back-pressure subscriptions (all reliable ones) emit on the delivery agent: a slow subscriber fills the ring,
  * which is the signal that reaches the publisher. Drop-oldest and conflating subscriptions must keep absorbing while
@@ -46,6 +49,10 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final boolean backpressure;
     private final RingBuffer<FrameEvent> ring;
     private final EventPoller<FrameEvent> poller;
+    /** The delivery agent's host, to tell whether the receiving thread is the delivering one; null: never emit directly. */
+    private final HostedAgent deliveryHost;
+    /** The delivering thread's idle strategy, to wake when the ring turns non-empty; null: nothing to wake. */
+    private final WakeableIdleStrategy deliveryWake;
 
     // delivery agent, and the emitting worker under policyLock
     private final Object policyLock = new Object();
@@ -58,6 +65,10 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final EventPoller.Handler<FrameEvent> drainHandler = this::onRingEvent;
     private long deliverBudget;
     private int drainedEvents;
+    /** Delivering thread: inside {@link #emitDirect}, i.e. inside the transport's receive loop. */
+    private boolean emittingDirectly;
+    /** Delivering thread: a close asked for inside a direct emission, left to {@link #finishClose()}. */
+    private boolean closeDeferred;
 
     /** Written by the one thread that emits (the delivery agent, or the policy worker), one at a time. */
     private final AtomicLong delivered = new AtomicLong();
@@ -78,6 +89,17 @@ final class SubscriptionChannel<T> extends FrameReceiver {
      * @param emitter where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
      */
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter) {
+        this(topic, options, maxFrameLength, emitter, null, null);
+    }
+
+    /**
+     * @param emitter      where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
+     * @param deliveryHost the delivery agent as hosted by the bus, whose {@link HostedAgent#onAgentThread()} says
+     *                     whether a frame arrives on the delivering thread (direct emission); null for never
+     * @param deliveryWake the delivering thread's idle strategy, woken when a message lands in the empty ring; or null
+     */
+    SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter,
+                        final HostedAgent deliveryHost, final WakeableIdleStrategy deliveryWake) {
         super(topic, maxFrameLength);
         this.typedTopic = topic;
         this.options = options;
@@ -91,6 +113,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
             throw new IllegalArgumentException("a " + options.policy() + " subscription needs an emitting worker");
         }
         this.emitter = backpressure ? null : emitter;
+        this.deliveryHost = backpressure ? deliveryHost : null;
+        this.deliveryWake = deliveryWake;
     }
 
     // ---------------------------------------------------------------- receive side (transport thread)
@@ -104,9 +128,31 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         }
     }
 
+    /**
+     * Direct emission: when the transport receives on the thread that delivers (the bus's shared thread, or an invoker's
+     * cycle), the ring holds nothing and the subscriber has demand, the message skips the ring: {@link #publish} decodes
+     * it from the transport's buffer and emits it at once. Anything in the ring goes first, so the order holds; without
+     * demand the ring is the buffer as before.
+     */
+    @Override
+    long claimForReceive() {
+        final HostedAgent host = deliveryHost;
+        if (host != null && poller.getSequence().get() == ring.getCursor()) {
+            final FluxSink<Received<T>> out = sink;
+            if (out != null && !terminated && transportError == null && host.onAgentThread() && out.requestedFromDownstream() > 0) {
+                return DIRECT;
+            }
+        }
+        return tryClaim();
+    }
+
     @Override
     void publish(final long slot, final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
                  final long timestampNs, final long lostBefore) {
+        if (slot == DIRECT) {
+            emitDirect(src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
+            return;
+        }
         final FrameEvent event = ring.get(slot);
         event.payload.putBytes(0, src, srcOffset, length);
         event.length = length;
@@ -114,7 +160,11 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         event.sequence = sequence;
         event.timestampNs = timestampNs;
         event.lostBefore = lostBefore;
+        final boolean wasEmpty = slot == poller.getSequence().get() + 1;
         ring.publish(slot);
+        if (wasEmpty && deliveryWake != null) {
+            deliveryWake.wake(); // the first message after the agent caught up: it may be idling in a back-off park
+        }
     }
 
     /**
@@ -128,8 +178,34 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
     }
 
+    /** On the delivering thread, for a {@link #DIRECT} claim: decodes in the transport's buffer and emits. */
+    private void emitDirect(final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
+                            final long timestampNs, final long lostBefore) {
+        final T value;
+        try {
+            value = typedTopic.codec().decode(src, srcOffset, length);
+        } catch (final CodecException | IndexOutOfBoundsException ex) {
+            countMalformed("payload does not decode with codec " + topic.codec().name() + ": " + ex.getMessage(), length);
+            carry(sessionId, 1 + lostBefore);
+            return;
+        }
+        final FluxSink<Received<T>> out = sink;
+        if (out == null || terminated) {
+            return; // disposed since the claim: nobody to deliver to
+        }
+        emittingDirectly = true;
+        try {
+            emit(out, new Received<>(value, sessionId, sequence, timestampNs, lostBefore));
+        } finally {
+            emittingDirectly = false;
+        }
+    }
+
     @Override
     void skip(final long slot) {
+        if (slot == DIRECT) {
+            return;
+        }
         ring.get(slot).length = -1;
         ring.publish(slot);
     }
@@ -336,15 +412,34 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         sink = null;
     }
 
-    /** Stops the transport subscription; idempotent. */
+    /**
+     * Stops the transport subscription; idempotent. Called by a subscriber that cancels inside a direct emission, it
+     * only stops taking frames: the transport is inside its receive loop over this subscription, so closing it there
+     * would change that loop under it; the delivery agent's removal command finishes the close ({@link #finishClose()}).
+     */
     void close() {
         closed = true;
         if (emitter != null) {
             emitter.dispose();
         }
+        if (emittingDirectly) {
+            closeDeferred = true;
+            return;
+        }
         final TransportSubscription sub = transportSubscription;
         if (sub != null) {
             sub.close();
+        }
+    }
+
+    /** On the delivery agent, when it removes this channel: a close deferred by {@link #close()} happens now. */
+    void finishClose() {
+        if (closeDeferred) {
+            closeDeferred = false;
+            final TransportSubscription sub = transportSubscription;
+            if (sub != null) {
+                sub.close();
+            }
         }
     }
 
