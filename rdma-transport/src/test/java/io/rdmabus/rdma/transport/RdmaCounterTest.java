@@ -21,7 +21,7 @@ class RdmaCounterTest {
     void anUnstartedTransportReportsItsAlwaysCountersInOrderAtZero() {
         Map<String, Long> counters = new RdmaTransport(RdmaTransportConfig.parse(Map.of())).counters();
         assertEquals(List.of("malformedMessages", "refusedPeers", "pollerProxyFails", "cmProxyFails", "pollerCommandsDiscarded",
-                "cmCommandsDiscarded"), List.copyOf(counters.keySet()));
+                "cmCommandsDiscarded", "topicWindowViolations"), List.copyOf(counters.keySet()));
         counters.values().forEach(v -> assertEquals(0L, v));
     }
 
