@@ -4,7 +4,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * A connection's control messages waiting for a free control slot (SUB, UNSUB, UD_INFO, RESUME, RESUME_FAILED), in the
+ * A connection's control messages waiting for a free control slot (SUB, UNSUB, UD_INFO, RESUME, RESUME_FAILED, NAK), in the
  * order they were queued, each already encoded as it goes on the wire (through a {@link ControlFlyweight}) in a
  * fixed-size entry of a ring; {@link ControlSender} copies the head entry into a control slot and posts it. No
  * allocation per message: the ring doubles (copying its entries in order) only when more are queued than ever before.
@@ -46,6 +46,11 @@ final class ControlQueue {
     /** Queues RESUME_FAILED (see {@link ControlFlyweight#encodeResumeFailed}). */
     void resumeFailed(final int topicId, final int sessionId, final int retentionFrames, final long nextSequence, final long oldestSequence) {
         claim().encodeResumeFailed(topicId, sessionId, retentionFrames, nextSequence, oldestSequence);
+    }
+
+    /** Queues NAK of {@code count} frames of session {@code sessionId} of {@code topicId} from {@code first} on. */
+    void nak(final int topicId, final int sessionId, final long first, final int count) {
+        claim().encodeNak(topicId, sessionId, first, count);
     }
 
     /** @return whether nothing is queued */

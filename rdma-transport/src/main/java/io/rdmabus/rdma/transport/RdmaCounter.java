@@ -56,7 +56,20 @@ enum RdmaCounter {
     UD_OWN_LOOPBACK("udOwnLoopback", Scope.UD, "poller", "this node's own multicast datagrams, looped back"),
     UD_SINK_DROPPED("udSinkDropped", Scope.UD, "poller", "UD frames a back-pressuring sink did not take"),
     UD_RECEIVE_ERRORS("udReceiveErrors", Scope.UD, "poller", "failed UD receive completions"),
-    UD_FOREIGN_PEERS("udForeignPeers", Scope.UD, "poller", "subscribers announcing another rdma.domain");
+    UD_FOREIGN_PEERS("udForeignPeers", Scope.UD, "poller", "subscribers announcing another rdma.domain"),
+    UD_GAP_FRAMES("udGapFrames", Scope.UD_RECOVERY, "poller",
+            "subscriber: frames found missing in UD streams (gap recovery on); each ends recovered, given up, not recoverable or "
+                    + "filled by a late datagram"),
+    UD_NAKS_SENT("udNaksSent", Scope.UD_RECOVERY, "poller", "subscriber: NAKs sent to publishers for missing UD frames"),
+    UD_FRAMES_RECOVERED("udFramesRecovered", Scope.UD_RECOVERY, "poller",
+            "subscriber: missing UD frames filled in time by a frame the publisher re-sent over RC"),
+    UD_FRAMES_GIVEN_UP("udFramesGivenUp", Scope.UD_RECOVERY, "poller",
+            "subscriber: missing UD frames not recovered within rdma.ud.recovery.ms (or pushed out of the hold): reported lost"),
+    UD_GAPS_NOT_RECOVERABLE("udGapFramesNotRecoverable", Scope.UD_RECOVERY, "poller",
+            "subscriber: missing UD frames not asked for (a gap of rdma.ud.recovery.frames or more, or no RC connection to the "
+                    + "publisher): reported lost at once"),
+    UD_NAKS_SERVED("udNaksServed", Scope.UD_RECOVERY, "poller", "publisher: NAKs received for a UD publication that retains frames"),
+    UD_FRAMES_RESENT("udFramesResent", Scope.UD_RECOVERY, "poller", "publisher: retained UD frames re-sent over RC for NAKs");
 
     /** When the transport reports a counter. */
     enum Scope {
@@ -67,7 +80,9 @@ enum RdmaCounter {
         /** Once started, with {@code rdma.discovery=multicast}. */
         DISCOVERY,
         /** With the UD path ({@code rdma.ud.mode} unicast or multicast). */
-        UD
+        UD,
+        /** With the UD path and gap recovery on ({@code rdma.ud.recovery.frames} above 0). */
+        UD_RECOVERY
     }
 
     private final String counterName;
