@@ -32,6 +32,28 @@ final class UdRecoveryReceiver {
         void offer(RdmaSubscription[] subs, DirectBuffer buffer, int offset, int length);
     }
 
+    /** Where a stream's NAKs go: the publisher's RC connection ({@link ConnectionTarget}; a host test gives its own). */
+    interface NakTarget {
+        /** @return whether a NAK can go out now */
+        boolean live();
+
+        /** Queues a NAK of {@code count} frames of session {@code session} of {@code topicId} from {@code first} on. */
+        void nak(int topicId, int session, long first, int count);
+    }
+
+    /** The NAK target of a publisher's RC connection: its control queue (sent by the poller's next flush). */
+    record ConnectionTarget(Connection c) implements NakTarget {
+        @Override
+        public boolean live() {
+            return c.live();
+        }
+
+        @Override
+        public void nak(final int topicId, final int session, final long first, final int count) {
+            c.pendingControl.nak(topicId, session, first, count);
+        }
+    }
+
     private final int window;
     private final long boundNs;
     private final int stride;
@@ -39,7 +61,7 @@ final class UdRecoveryReceiver {
     /** Streams by (topic id &lt;&lt; 32 | session id). */
     private final Long2ObjectHashMap<Stream> streams = new Long2ObjectHashMap<>();
     /** Publishers' RC connections by their UD address (IPv4 &lt;&lt; 32 | QP number), from UD_INFO. */
-    private final Long2ObjectHashMap<Connection> publishers = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<NakTarget> publishers = new Long2ObjectHashMap<>();
     /** Streams holding frames now. */
     private final List<Stream> holding = new ArrayList<>();
 
@@ -67,12 +89,17 @@ final class UdRecoveryReceiver {
 
     /** A peer announced its UD address on {@code c}: NAKs for its streams go there. */
     void onPeerInfo(final Connection c, final int peerQpn, final int peerIpv4) {
-        publishers.put(addressKey(peerIpv4, peerQpn), c);
+        onPeer(addressKey(peerIpv4, peerQpn), new ConnectionTarget(c));
+    }
+
+    /** NAKs for the streams of the UD sender at {@code source} ({@link #addressKey}) go to {@code target}. */
+    void onPeer(final long source, final NakTarget target) {
+        publishers.put(source, target);
     }
 
     /** Connection {@code c} is gone: no NAK goes to it (its streams' gaps time out). */
     void forget(final Connection c) {
-        publishers.values().removeIf(x -> x == c);
+        publishers.values().removeIf(t -> t instanceof ConnectionTarget ct && ct.c() == c);
     }
 
     static long addressKey(final int ipv4, final int qpn) {
@@ -110,7 +137,7 @@ final class UdRecoveryReceiver {
             }
             final long gap = seq - st.next;
             gapFrames += gap;
-            final Connection c = publishers.get(source);
+            final NakTarget c = publishers.get(source);
             if (gap >= window || c == null || !c.live()) {
                 notRecoverable += gap;
                 st.next = seq + 1;
@@ -178,10 +205,11 @@ final class UdRecoveryReceiver {
      * @return frames delivered or given up
      */
     int onDuty(final Int2ObjectHashMap<RdmaSubscription[]> local) {
-        if (holding.isEmpty()) {
-            return 0;
-        }
-        final long now = System.nanoTime();
+        return holding.isEmpty() ? 0 : onDuty(local, System.nanoTime());
+    }
+
+    /** {@link #onDuty(Int2ObjectHashMap)} at {@code now} (System.nanoTime). */
+    int onDuty(final Int2ObjectHashMap<RdmaSubscription[]> local, final long now) {
         int work = 0;
         for (int i = holding.size() - 1; i >= 0; i--) {
             final Stream st = holding.get(i);
@@ -199,7 +227,7 @@ final class UdRecoveryReceiver {
         return !holding.isEmpty();
     }
 
-    private void startHold(final Stream st, final Connection c) {
+    private void startHold(final Stream st, final NakTarget c) {
         if (st.frames == null) {
             st.frames = new UnsafeBuffer(new byte[window * stride]);
             st.lengths = new int[window];
@@ -219,7 +247,7 @@ final class UdRecoveryReceiver {
             st.deadline[i] = deadline;
         }
         if (st.peer.live()) {
-            st.peer.pendingControl.nak(st.topicId, st.session, from, (int) (to - from));
+            st.peer.nak(st.topicId, st.session, from, (int) (to - from));
             naksSent++;
         }
     }
@@ -303,7 +331,7 @@ final class UdRecoveryReceiver {
         /** While holding: the highest sequence seen. */
         long maxSeen = -1;
         boolean holding;
-        Connection peer;
+        NakTarget peer;
         /** Held frames by sequence mod window; a length of 0 is missing. Allocated at the stream's first gap. */
         UnsafeBuffer frames;
         int[] lengths;

@@ -56,6 +56,12 @@ class ControlFlyweightTest {
             assertEquals(Wire.RESUME_FAILED, classify(at, msg.wrap(buffer, at).encodeResumeFailed(9, 4, 256, 10, -1)));
             assertEquals(List.of(9L, 4L, 256L, 10L, -1L), List.of((long) msg.topicId(), (long) msg.sessionId(), (long) msg.retentionFrames(),
                 msg.nextSequence(), msg.oldestSequence()));
+            assertEquals(Wire.NAK, classify(at, msg.wrap(buffer, at).encodeNak(9, -3, 1L << 40, Wire.NAK_MAX_FRAMES)));
+            assertEquals(List.of(9L, -3L, 1L << 40, (long) Wire.NAK_MAX_FRAMES), List.of((long) msg.topicId(), (long) msg.sessionId(),
+                msg.nakFirst(), (long) msg.nakCount()));
+            assertEquals(Wire.ENVELOPE_BYTES, msg.wrap(buffer, at).recovered(43));
+            assertEquals(Wire.RECOVERED, classify(at, Wire.ENVELOPE_BYTES + 32));
+            assertEquals(List.of(43, at + Wire.ENVELOPE_BYTES), List.of(msg.topicId(), msg.frameOffset()));
             assertEquals(Wire.ENVELOPE_BYTES, msg.wrap(buffer, at).data(42));
             assertEquals(Wire.DATA, classify(at, Wire.ENVELOPE_BYTES + 32));
             assertEquals(List.of(42, at + Wire.ENVELOPE_BYTES), List.of(msg.topicId(), msg.frameOffset()));
@@ -80,6 +86,29 @@ class ControlFlyweightTest {
     }
 
     @Test
+    void nakAndRecoveredAreBoundsChecked() {
+        assertEquals(Wire.NAK_BYTES, msg.wrap(buffer, 0).encodeNak(5, 6, 100, 3));
+        assertEquals(List.of(Wire.NAK, 5, 6, 3), List.of(buffer.getInt(0, ByteOrder.LITTLE_ENDIAN), buffer.getInt(4, ByteOrder.LITTLE_ENDIAN),
+            buffer.getInt(8, ByteOrder.LITTLE_ENDIAN), buffer.getInt(12, ByteOrder.LITTLE_ENDIAN)), "NAK: type, topic, session, count");
+        assertEquals(100, buffer.getLong(16, ByteOrder.LITTLE_ENDIAN), "NAK: first sequence at 16");
+        assertEquals(ControlMessages.ERR_TRUNCATED, classify(0, Wire.NAK_BYTES - 1));
+        assertEquals(ControlMessages.ERR_TOO_LONG, classify(0, Wire.NAK_BYTES + 1));
+        msg.encodeNak(5, 6, 100, 0);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.NAK_BYTES), "count 0");
+        msg.encodeNak(5, 6, 100, Wire.NAK_MAX_FRAMES + 1);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.NAK_BYTES), "count above the bound");
+        msg.encodeNak(5, 6, -1, 1);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.NAK_BYTES), "negative first sequence");
+        msg.encodeNak(0, 6, 1, 1);
+        assertEquals(ControlMessages.ERR_TOPIC, classify(0, Wire.NAK_BYTES), "topic 0");
+        msg.wrap(buffer, 0).recovered(7);
+        assertEquals(ControlMessages.ERR_TRUNCATED, classify(0, Wire.ENVELOPE_BYTES + 31), "RECOVERED shorter than a frame header");
+        assertEquals(ControlMessages.ERR_TOO_LONG, classify(0, Wire.ENVELOPE_BYTES + MAX_FRAME + 1));
+        msg.recovered(0);
+        assertEquals(ControlMessages.ERR_TOPIC, classify(0, Wire.ENVELOPE_BYTES + 32));
+    }
+
+    @Test
     void theQueueKeepsItsMessagesInOrderAcrossWrapAndGrowth() {
         ControlQueue q = new ControlQueue();
         List<String> expected = new ArrayList<>();
@@ -88,14 +117,15 @@ class ControlFlyweightTest {
         for (int round = 0; round < 6; round++) {
             int add = 3 + round * 7; // past the initial capacity on later rounds, while entries wrap
             for (int i = 0; i < add; i++, n++) {
-                switch (n % 5) {
+                switch (n % 6) {
                     case 0 -> q.sub(n);
                     case 1 -> q.unsub(n);
                     case 2 -> q.udInfo(n, n + 1, n + 2);
                     case 3 -> q.resume(n, n + 1, n + 2L);
-                    default -> q.resumeFailed(n, n + 1, n + 2, n + 3L, n - 1L);
+                    case 4 -> q.resumeFailed(n, n + 1, n + 2, n + 3L, n - 1L);
+                    default -> q.nak(n, n + 1, n + 2L, 1 + n % Wire.NAK_MAX_FRAMES);
                 }
-                expected.add(n % 5 + ":" + n);
+                expected.add(n % 6 + ":" + n);
             }
             for (int i = 0; i < add - 2 && !q.isEmpty(); i++) {
                 got.add(take(q));
@@ -122,12 +152,17 @@ class ControlFlyweightTest {
             case Wire.UNSUB -> 1;
             case Wire.UD_INFO -> 2;
             case Wire.RESUME -> 3;
-            default -> 4;
+            case Wire.RESUME_FAILED -> 4;
+            default -> 5;
         };
         int topic = type == Wire.UD_INFO ? m.udQpn() : m.topicId();
         if (type == Wire.RESUME_FAILED) {
             assertEquals(List.of(topic + 1, topic + 2, (long) topic + 3, (long) topic - 1), List.of(m.sessionId(), m.retentionFrames(),
                 m.nextSequence(), m.oldestSequence()));
+        }
+        if (type == Wire.NAK) {
+            assertEquals(List.of((long) topic + 1, (long) topic + 2, 1L + topic % Wire.NAK_MAX_FRAMES), List.of((long) m.sessionId(),
+                m.nakFirst(), (long) m.nakCount()));
         }
         return kind + ":" + topic;
     }

@@ -22,7 +22,7 @@ class RdmaCounterTest {
             assertFalse(d.description().isBlank(), d + ": no description");
             assertFalse(d.writer().isBlank(), d + ": no writer thread");
         }
-        assertEquals(32, names.size(), "counters described");
+        assertEquals(39, names.size(), "counters described");
     }
 
     @Test
