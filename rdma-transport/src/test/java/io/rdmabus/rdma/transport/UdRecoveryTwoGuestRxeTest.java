@@ -67,7 +67,7 @@ class UdRecoveryTwoGuestRxeTest {
         p.put(RdmaTransportConfig.CM_PORT_BASE, String.valueOf(PORT));
         p.put(RdmaTransportConfig.CM_PORT_RANGE, "1");
         p.put(RdmaTransportConfig.BIND, self);
-        p.put(UdConfig.DOMAIN, "nak-" + name); // not the other lab tests' identity
+        p.put(UdConfig.DOMAIN, "nak-recovery-lab"); // one bus (same Q_Key on both guests), not the other lab tests' identity
         p.put(UdConfig.RECOVERY_FRAMES, "512");
         p.put(UdConfig.RECOVERY_MS, "500");
         // a lost RC packet is retransmitted after 67 ms instead of the kernel's ~2 s, so recovered frames beat the bound
@@ -124,9 +124,10 @@ class UdRecoveryTwoGuestRxeTest {
             run("tc", "qdisc", "add", "dev", "eth0", "root", "netem", "loss", LOSS);
             lossy = true;
             long t0 = System.nanoTime();
+            long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
             long seq = 0;
             long refused = 0;
-            while (seq < FRAMES) {
+            while (seq < FRAMES && System.nanoTime() < deadline) {
                 int status = pub.tryClaim(FrameHeader.LENGTH + 8);
                 if (status == TransportStatus.OK) {
                     FrameHeader.write(pub.claim().buffer(), pub.claim().offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + 8,
@@ -140,6 +141,7 @@ class UdRecoveryTwoGuestRxeTest {
             System.err.println("guest 2 published " + seq + " frames in " + (System.nanoTime() - t0) / 1_000_000 + " ms (" + refused
                     + " claims refused); counters " + t.counters());
             Files.writeString(LabGuests.shared("nak-published"), Long.toString(seq));
+            assertEquals(FRAMES, seq, "published within " + WAIT_MS + " ms (claims refused: " + refused + ")");
             LabGuests.awaitFile("nak-done", WAIT_MS);
             System.err.println("guest 2 after the subscriber settled: counters " + t.counters());
             assertTrue(t.counters().get("udNaksServed") > 0, "no NAK reached the publisher");
