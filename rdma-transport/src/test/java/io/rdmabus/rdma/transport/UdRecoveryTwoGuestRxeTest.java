@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class UdRecoveryTwoGuestRxeTest {
     private static final int FRAMES = 20_000;
-    private static final int PORT = 19911;
+    private static final int PORT = 19921;
     private static final int TOPIC_ID = 41;
     private static final long WAIT_MS = 300_000;
     private static final String LOSS = "5%";
