@@ -34,30 +34,8 @@ public final class TestCodecs {
         }
     };
 
-    /** Raw bytes. */
-    public static final Codec<byte[]> BYTES = new Codec<>() {
-        @Override
-        public int encodedLength(final byte[] value) {
-            return value.length;
-        }
-
-        @Override
-        public void encode(final byte[] value, final MutableDirectBuffer buffer, final int offset) {
-            buffer.putBytes(offset, value);
-        }
-
-        @Override
-        public byte[] decode(final DirectBuffer buffer, final int offset, final int length) {
-            final byte[] out = new byte[length];
-            buffer.getBytes(offset, out);
-            return out;
-        }
-
-        @Override
-        public String name() {
-            return "bytes";
-        }
-    };
+    /** Raw bytes: the codec the last-value cache's own topics use. */
+    public static final Codec<byte[]> BYTES = LastValueProtocol.BYTES;
 
     private TestCodecs() {
     }

@@ -1,12 +1,14 @@
 package io.rdmabus.rdma.transport;
 
+import io.rdmabus.spi.CounterDescriptor;
+
 /**
  * The counters of one RC {@link Connection} ({@code Transport.connections()}, the bus's counters file, {@code rdma-bus
  * stats}), as data: one descriptor each with its name, the thread that writes it and what it counts. Its id is the index
  * in {@link Connection}'s counter array; the gauges are read from the connection's own state when asked. A data message
  * is one bus frame; its bytes are the frame's (bus frame header and payload, without the 8-byte RC envelope).
  */
-enum RdmaConnectionCounter {
+enum RdmaConnectionCounter implements CounterDescriptor {
     MESSAGES_IN("messagesIn", false, "the poller", "data messages received on this connection (before the bus's sequence rule)"),
     BYTES_IN("bytesIn", false, "the poller", "the frame bytes of messagesIn"),
     MESSAGES_OUT("messagesOut", false,
@@ -23,40 +25,21 @@ enum RdmaConnectionCounter {
     RECONNECTS("reconnects", false, "the cm agent, once before the poller takes the connection",
             "connections to this peer node (its node id) this transport had before this one: 0 for the first");
 
-    private final String counterName;
+    private final CounterDescriptor.Text text;
     private final boolean gauge;
-    private final String writer;
-    private final String description;
 
     RdmaConnectionCounter(final String counterName, final boolean gauge, final String writer, final String description) {
-        this.counterName = counterName;
+        this.text = new CounterDescriptor.Text(counterName, writer, description);
         this.gauge = gauge;
-        this.writer = writer;
-        this.description = description;
     }
 
-    /** @return the index in the connection's counter array */
-    int id() {
-        return ordinal();
-    }
-
-    /** @return the name in {@code ConnectionStats.counters()} */
-    String counterName() {
-        return counterName;
+    @Override
+    public CounterDescriptor.Text text() {
+        return text;
     }
 
     /** @return whether it is a level read from the connection's state rather than a count */
     boolean gauge() {
         return gauge;
-    }
-
-    /** @return the thread that writes it */
-    String writer() {
-        return writer;
-    }
-
-    /** @return what it counts */
-    String description() {
-        return description;
     }
 }

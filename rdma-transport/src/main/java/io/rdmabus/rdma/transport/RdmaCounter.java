@@ -1,5 +1,7 @@
 package io.rdmabus.rdma.transport;
 
+import io.rdmabus.spi.CounterDescriptor;
+
 /**
  * The rdma transport's counters as data, one descriptor each (as Aeron's {@code SystemCounterDescriptor}): its id (the
  * index in {@link TransportCounters} and the order of {@link RdmaTransport#counters()}), the name
@@ -7,7 +9,7 @@ package io.rdmabus.rdma.transport;
  * says when the transport reports it. The command-queue and UD counters are kept by their owners
  * ({@link CommandQueue}, {@link UdEndpoint}); {@link RdmaTransport#counters()} reads those there.
  */
-enum RdmaCounter {
+enum RdmaCounter implements CounterDescriptor {
     MALFORMED_MESSAGES("malformedMessages", Scope.ALWAYS, "poller",
             "RC messages dropped as malformed (truncated, unknown type, topic 0, too long, credits out of range); each also "
                     + "reported to the bus's error handler"),
@@ -85,39 +87,20 @@ enum RdmaCounter {
         UD_RECOVERY
     }
 
-    private final String counterName;
+    private final CounterDescriptor.Text text;
     private final Scope scope;
-    private final String writer;
-    private final String description;
 
     RdmaCounter(final String counterName, final Scope scope, final String writer, final String description) {
-        this.counterName = counterName;
+        this.text = new CounterDescriptor.Text(counterName, writer, description);
         this.scope = scope;
-        this.writer = writer;
-        this.description = description;
     }
 
-    /** @return the id: the index in {@link TransportCounters} */
-    int id() {
-        return ordinal();
-    }
-
-    /** @return the name in {@link RdmaTransport#counters()} */
-    String counterName() {
-        return counterName;
+    @Override
+    public CounterDescriptor.Text text() {
+        return text;
     }
 
     Scope scope() {
         return scope;
-    }
-
-    /** @return the thread that writes it ("any": several threads, atomically) */
-    String writer() {
-        return writer;
-    }
-
-    /** @return what it counts */
-    String description() {
-        return description;
     }
 }

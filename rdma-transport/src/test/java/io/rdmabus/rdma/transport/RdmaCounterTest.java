@@ -1,28 +1,20 @@
 package io.rdmabus.rdma.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.HashSet;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+
+import io.rdmabus.tck.CounterDescriptors;
 
 import org.junit.jupiter.api.Test;
 
 /** The counter descriptors: names kept (the CLI, the soak checks and the rxe tests read counters by name), ids unique. */
 class RdmaCounterTest {
     @Test
-    void everyCounterHasAUniqueNameIdAndDescription() {
-        Set<String> names = new HashSet<>();
-        for (RdmaCounter d : RdmaCounter.values()) {
-            assertEquals(d.ordinal(), d.id(), d + ": id");
-            assertTrue(names.add(d.counterName()), d + ": name used twice: " + d.counterName());
-            assertFalse(d.description().isBlank(), d + ": no description");
-            assertFalse(d.writer().isBlank(), d + ": no writer thread");
-        }
-        assertEquals(39, names.size(), "counters described");
+    void everyCounterHasAUniqueNameAndIsDocumented() throws Exception {
+        CounterDescriptors.assertUniqueAndDocumented(RdmaCounter.values(), Path.of("..", "docs", "rdma-transport.md"), "`%s`");
     }
 
     @Test
@@ -34,16 +26,8 @@ class RdmaCounterTest {
     }
 
     @Test
-    void everyConnectionCounterIsDescribedHereAndInTheDocs() throws Exception {
-        String doc = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "rdma-transport.md"));
-        Set<String> names = new HashSet<>();
-        for (RdmaConnectionCounter d : RdmaConnectionCounter.values()) {
-            assertEquals(d.ordinal(), d.id(), d + ": id");
-            assertTrue(names.add(d.counterName()), d + ": name used twice: " + d.counterName());
-            assertFalse(d.description().isBlank(), d + ": no description");
-            assertFalse(d.writer().isBlank(), d + ": no writer thread");
-            assertTrue(doc.contains("| `" + d.counterName() + "` |"), d.counterName() + " is in docs/rdma-transport.md's connection table");
-        }
+    void everyConnectionCounterIsDescribedInTheDocsTable() throws Exception {
+        CounterDescriptors.assertUniqueAndDocumented(RdmaConnectionCounter.values(), Path.of("..", "docs", "rdma-transport.md"), "| `%s` |");
         assertEquals(List.of(), new RdmaTransport(RdmaTransportConfig.parse(Map.of())).connections(), "no connections before start");
     }
 

@@ -1,5 +1,7 @@
 package io.rdmabus.transport.aeron;
 
+import io.rdmabus.spi.CounterDescriptor;
+
 import io.aeron.driver.status.SystemCounterDescriptor;
 
 /**
@@ -8,7 +10,7 @@ import io.aeron.driver.status.SystemCounterDescriptor;
  * counts. A frame is one bus frame, one unfragmented Aeron message; its bytes are the frame's (bus frame header and
  * payload, without Aeron's data header).
  */
-enum AeronCounter {
+enum AeronCounter implements CounterDescriptor {
     FRAMES_SENT("framesSent", Source.PUBLICATIONS, "the thread claiming on the publication (one at a time: an exclusive publication)",
         "frames committed by this transport's publications"),
     BYTES_SENT("bytesSent", Source.PUBLICATIONS, "as framesSent", "the frame bytes of framesSent"),
@@ -47,44 +49,25 @@ enum AeronCounter {
         DRIVER
     }
 
-    private final String counterName;
+    private final CounterDescriptor.Text text;
     private final Source source;
-    private final String writer;
-    private final String description;
 
     AeronCounter(final String counterName, final Source source, final String writer, final String description) {
-        this.counterName = counterName;
+        this.text = new CounterDescriptor.Text(counterName, writer, description);
         this.source = source;
-        this.writer = writer;
-        this.description = description;
+    }
+
+    @Override
+    public CounterDescriptor.Text text() {
+        return text;
     }
 
     private static String driver(final String what) {
         return "the media driver's " + what + "; an external driver (aeron.dir) counts for every client it serves";
     }
 
-    /** @return the index in the transport's and each publication's counter arrays */
-    int id() {
-        return ordinal();
-    }
-
-    /** @return the name in {@code counters()} */
-    String counterName() {
-        return counterName;
-    }
-
     Source source() {
         return source;
-    }
-
-    /** @return the thread that writes it */
-    String writer() {
-        return writer;
-    }
-
-    /** @return what it counts */
-    String description() {
-        return description;
     }
 
     /** Adds to this counter in {@code values} (its only writer thread: a plain read and a release write). */

@@ -79,6 +79,7 @@ final class InboundTopics {
             topic = new Queue(topicId);
             topics.put(topicId, topic);
         }
+        // read per frame, not once per queue: the topic id's subscriptions can be replaced by ones of the other delivery
         topic.reliable = targets[0].topic.delivery() == Delivery.RELIABLE;
         if (topic.frames.isEmpty()) {
             final int refusedAt = offer(targets, 0, frameLength);
@@ -101,7 +102,7 @@ final class InboundTopics {
         copy.writeBytes(buffer, frameOffset, frameLength);
         topic.frames.addLast(copy);
         topic.queuedBytes += wireLength;
-        transport.onBackPressurePause();
+        transport.onFrameQueued();
         if (!topic.waiting) {
             topic.waiting = true;
             waiting.addLast(topic);

@@ -1,12 +1,14 @@
 package io.rdmabus.transport.tcp;
 
+import io.rdmabus.spi.CounterDescriptor;
+
 /**
  * The counters of one TCP connection to a peer ({@code Transport.connections()}, the bus's counters file, {@code rdma-bus
  * stats}), as data: one descriptor each with its name, the thread that writes it and what it counts. Its id is the
  * index in {@link PeerConnection}'s counter array. A data message is one bus frame; its bytes are the frame's (bus frame
  * header and payload, without TCP's 9-byte message header).
  */
-enum TcpConnectionCounter {
+enum TcpConnectionCounter implements CounterDescriptor {
     MESSAGES_IN("messagesIn", "event loop", "data messages taken from the peer and offered to every local subscription of their topic"),
     BYTES_IN("bytesIn", "event loop", "the frame bytes of messagesIn"),
     MESSAGES_OUT("messagesOut", "event loop", "data messages handed to the socket (after the outbound queue)"),
@@ -17,33 +19,14 @@ enum TcpConnectionCounter {
     RECONNECTS("reconnects", "event loop, once at the handshake",
         "connections to this peer node (its node id) this transport had before this one: 0 for the first");
 
-    private final String counterName;
-    private final String writer;
-    private final String description;
+    private final CounterDescriptor.Text text;
 
     TcpConnectionCounter(final String counterName, final String writer, final String description) {
-        this.counterName = counterName;
-        this.writer = writer;
-        this.description = description;
+        this.text = new CounterDescriptor.Text(counterName, writer, description);
     }
 
-    /** @return the index in the connection's counter array */
-    int id() {
-        return ordinal();
-    }
-
-    /** @return the name in {@code ConnectionStats.counters()} */
-    String counterName() {
-        return counterName;
-    }
-
-    /** @return the thread that writes it */
-    String writer() {
-        return writer;
-    }
-
-    /** @return what it counts */
-    String description() {
-        return description;
+    @Override
+    public CounterDescriptor.Text text() {
+        return text;
     }
 }

@@ -86,7 +86,7 @@ public final class TcpTransport implements Transport {
     private final AtomicLong protocolErrors = new AtomicLong();
     private final AtomicLong handshakeRejections = new AtomicLong();
     private final AtomicLong bestEffortDrops = new AtomicLong();
-    private final AtomicLong backPressurePauses = new AtomicLong();
+    private final AtomicLong framesQueued = new AtomicLong();
     private final AtomicLong framesWithoutSubscriber = new AtomicLong();
     private final AtomicLong connectAttempts = new AtomicLong();
     private final AtomicLong connectionsClosed = new AtomicLong();
@@ -431,8 +431,8 @@ public final class TcpTransport implements Transport {
         bestEffortDrops.incrementAndGet();
     }
 
-    void onBackPressurePause() {
-        backPressurePauses.incrementAndGet();
+    void onFrameQueued() {
+        framesQueued.incrementAndGet();
     }
 
     void onFrameWithoutSubscriber() {
@@ -461,7 +461,7 @@ public final class TcpTransport implements Transport {
     @Override
     public Map<String, Long> counters() {
         return Map.of("protocolErrors", protocolErrors(), "handshakeRejections", handshakeRejections(), "refusedPeers", refusedPeers(),
-            "handshakeTimeouts", handshakeTimeouts(), "bestEffortDrops", bestEffortDrops(), "backPressurePauses", backPressurePauses(),
+            "handshakeTimeouts", handshakeTimeouts(), "bestEffortDrops", bestEffortDrops(), "framesQueued", framesQueued(),
             "framesWithoutSubscriber", framesWithoutSubscriber(), "connectAttempts", connectAttempts(), "connectionsClosed",
             connectionsClosed());
     }
@@ -519,8 +519,8 @@ public final class TcpTransport implements Transport {
     }
 
     /** @return times a reliable frame waited in its topic's queue because a subscription's sink pushed back (the connection reads on) */
-    public long backPressurePauses() {
-        return backPressurePauses.get();
+    public long framesQueued() {
+        return framesQueued.get();
     }
 
     /** @return data frames that arrived for a topic this node no longer subscribes */

@@ -1,16 +1,13 @@
 package io.rdmabus.transport.aeron;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+
+import io.rdmabus.tck.CounterDescriptors;
 
 import org.junit.jupiter.api.Test;
 
@@ -20,16 +17,10 @@ import org.junit.jupiter.api.Test;
  */
 class AeronCounterTest {
     @Test
-    void everyAeronCounterHasAUniqueNameWriterDescriptionAndIsDocumented() throws Exception {
-        final String readme = Files.readString(Path.of("README.md"));
-        final Set<String> names = new HashSet<>();
+    void everyAeronCounterHasAUniqueNameAndIsDocumentedAndEachDriverCounterNamesItsSystemCounter() throws Exception {
+        CounterDescriptors.assertUniqueAndDocumented(AeronCounter.values(), Path.of("README.md"), "`%s`");
         for (final AeronCounter d : AeronCounter.values()) {
-            assertEquals(d.ordinal(), d.id(), d + ": id");
-            assertTrue(names.add(d.counterName()), d + ": name used twice");
-            assertFalse(d.description().isBlank(), d + ": no description");
-            assertFalse(d.writer().isBlank(), d + ": no writer thread");
             assertEquals(d.source() == AeronCounter.Source.DRIVER, d.systemCounter() != null, d + ": a driver counter names its system counter");
-            assertTrue(readme.contains("`" + d.counterName() + "`"), d.counterName() + " is in tcp-fallback/README.md");
         }
     }
 

@@ -309,7 +309,7 @@ class TcpTransportTest {
         assertTrue(sent * (TcpProtocol.DATA_HEADER + FrameHeader.LENGTH + 1024) <= window, "the publisher sent " + sent
             + " frames, more than the topic window of " + window + " bytes the subscribing node granted");
         // the publisher's window can close before the event loop even reaches the sink (a loaded machine): wait for the refusal
-        await("the subscribing node queued a frame its sink refused", () -> server.backPressurePauses() > 0 && sink.refusals.get() > 0);
+        await("the subscribing node queued a frame its sink refused", () -> server.framesQueued() > 0 && sink.refusals.get() > 0);
 
         sink.refuse = false;
         final long target = sent + 1000;
@@ -390,7 +390,7 @@ class TcpTransportTest {
         }
         await("protocol error in the bus stats", () -> a.stats().transportCounters().get("protocolErrors") == 1L);
         assertTrue(a.stats().transportCounters().keySet().containsAll(List.of("handshakeRejections", "bestEffortDrops",
-            "backPressurePauses", "framesWithoutSubscriber", "connectAttempts", "refusedPeers", "handshakeTimeouts")), a.stats().toString());
+            "framesQueued", "framesWithoutSubscriber", "connectAttempts", "refusedPeers", "handshakeTimeouts")), a.stats().toString());
     }
 
     @Test
