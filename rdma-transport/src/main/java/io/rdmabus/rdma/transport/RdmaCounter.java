@@ -6,8 +6,9 @@ import io.rdmabus.spi.CounterDescriptor;
  * The rdma transport's counters as data, one descriptor each (as Aeron's {@code SystemCounterDescriptor}): its id (the
  * index in {@link TransportCounters} and the order of {@link RdmaTransport#counters()}), the name
  * {@code BusStats.transportCounters()} and the CLI show, what it counts and which thread writes it. {@link #scope}
- * says when the transport reports it. The command-queue and UD counters are kept by their owners
- * ({@link CommandQueue}, {@link UdEndpoint}); {@link RdmaTransport#counters()} reads those there.
+ * says when the transport reports it. The command-queue, UD and UD gap recovery counters are kept by their owners
+ * ({@link CommandQueue}, {@link UdEndpoint}, {@link UdRecoveryReceiver}, {@link UdRecoveryServer}); {@link RdmaTransport#counters()}
+ * reads those there.
  */
 enum RdmaCounter implements CounterDescriptor {
     MALFORMED_MESSAGES("malformedMessages", Scope.ALWAYS, "poller",
