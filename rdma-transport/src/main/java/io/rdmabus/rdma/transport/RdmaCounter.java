@@ -53,7 +53,7 @@ enum RdmaCounter implements CounterDescriptor {
     DISCOVERY_DIALS("discoveryDials", Scope.DISCOVERY, "cm agent", "dials of discovered advertisers, retries included"),
     ADVERT_TOPICS_OMITTED("advertTopicsOmitted", Scope.DISCOVERY, "cm agent",
             "published topics beyond what the adverts carry: their subscribers need seeds"),
-    UD_DELIVERED("udDelivered", Scope.UD, "poller", "UD datagrams delivered to local subscriptions"),
+    UD_DELIVERED("udDelivered", Scope.UD, "poller", "UD frames delivered to local subscriptions (with gap recovery, recovered ones too)"),
     UD_MALFORMED("udMalformed", Scope.UD, "poller", "UD datagrams too short or long, or not a DATA envelope"),
     UD_UNKNOWN_TOPIC("udUnknownTopic", Scope.UD, "poller", "UD datagrams of a topic with no local subscription"),
     UD_OWN_LOOPBACK("udOwnLoopback", Scope.UD, "poller", "this node's own multicast datagrams, looped back"),

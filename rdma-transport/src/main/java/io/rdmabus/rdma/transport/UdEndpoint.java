@@ -626,7 +626,7 @@ final class UdEndpoint implements AutoCloseable {
         return datagrams;
     }
 
-    /** @return datagrams handed to at least the local subscriptions of their topic */
+    /** @return frames handed to the local subscriptions of their topic (with gap recovery: held and recovered ones when delivered) */
     long delivered() {
         return delivered;
     }
