@@ -152,6 +152,11 @@ if [ "$run_lab" = 1 ]; then
         [ "$lab_skip_reason" = "" ] && run_lab "UD path, 2 guests" --module rdma-transport --guests 2 \
             --class io.rdmabus.rdma.transport.UdRxeTest --class io.rdmabus.rdma.transport.UdTwoGuestRxeTest \
             --class io.rdmabus.rdma.transport.DiscoveryRxeTest
+        # UD gap recovery (NAK): 20 000 BEST_EFFORT frames on each of two topics over UD with tc netem loss 5% on the
+        # publisher guest's eth0, one publisher with recovery and one without; nothing twice or out of order, every gap
+        # frame recovered or reported lost, some recovered, the other topic's gaps given up (about 2.5 min).
+        [ "$lab_skip_reason" = "" ] && run_lab "UD gap recovery under netem loss, 2 guests" --module rdma-transport --guests 2 \
+            --class io.rdmabus.rdma.transport.UdRecoveryTwoGuestRxeTest
         # A RELIABLE stream across two guests survives the subscriber's NIC going down for 15 s and up: all 3000 exactly
         # once and in order (rdma.send.stall.ms closes a connection whose send the device neither completes nor fails;
         # docs/rdma-transport-tests.md). A run of its own: it takes guest 2's link down.

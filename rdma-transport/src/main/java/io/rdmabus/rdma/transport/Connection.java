@@ -201,7 +201,7 @@ final class Connection {
     }
 
     /**
-     * Claims the next data send sequence (postLock held).
+     * Claims the next data send sequence (postLock held); {@code poolIndex} -1 for a send from no publication's pool.
      *
      * @return the sequence, or -1 if the ring is full
      */
@@ -286,6 +286,13 @@ final class Connection {
         }
     }
 
+    /** @return data sends released so far: a send of post sequence {@code s} has completed when this is above {@code s} (postLock) */
+    long releasedSends() {
+        synchronized (postLock) {
+            return releasedSeq;
+        }
+    }
+
     /** @return data sends posted whose completion was not seen yet (read under postLock) */
     long unreleasedSends() {
         synchronized (postLock) {
@@ -296,7 +303,8 @@ final class Connection {
     private void releaseUpTo(final long endExclusive, final AtomicReferenceArray<RdmaPublication> pools) {
         for (long s = releasedSeq; s < endExclusive; s++) {
             long entry = sendRing[(int) s & sendRingMask];
-            RdmaPublication p = pools.get((int) (entry >>> 16) & 0xFFF);
+            // a negative entry (pool index -1): a send from no publication's pool (UdRecoveryServer's staging slots)
+            RdmaPublication p = entry < 0 ? null : pools.get((int) (entry >>> 16) & 0xFFF);
             if (p != null) {
                 p.onSendComplete((int) entry & 0xFFFF);
             }

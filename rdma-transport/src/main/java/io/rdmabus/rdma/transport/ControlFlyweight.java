@@ -15,20 +15,23 @@ import org.agrona.MutableDirectBuffer;
  *
  * <p>Layout (little-endian; offsets from the message start):
  * <pre>
- *  0  i32  type               DATA, INIT, CREDIT, SUB, UNSUB, BYE, AUTH, RESUME, RESUME_FAILED, START, TOPIC_CREDIT, UD_INFO (high 3 bytes 0)
- *  4  i32  topic id           DATA, SUB, UNSUB, RESUME, RESUME_FAILED, START, TOPIC_CREDIT
+ *  0  i32  type               DATA, INIT, CREDIT, SUB, UNSUB, BYE, AUTH, RESUME, RESUME_FAILED, START, NAK, RECOVERED,
+ *                             TOPIC_CREDIT, UD_INFO (high 3 bytes 0)
+ *  4  i32  topic id           DATA, SUB, UNSUB, RESUME, RESUME_FAILED, START, NAK, RECOVERED, TOPIC_CREDIT
  *          credits            INIT (granted at start), CREDIT (returned)
  *          UD QP number       UD_INFO
  *  8  i32  peer max frame     INIT: the sender's rdma.frame.bytes
- *          session id         RESUME, RESUME_FAILED, START: the publisher's bus session
+ *          session id         RESUME, RESUME_FAILED, START, NAK: the publisher's bus session
  *          UD IPv4 address    UD_INFO
  *          frames returned    TOPIC_CREDIT: 1..the window the subscriber granted
  *          proof (32 bytes)   AUTH: HMAC-SHA256 from offset 8 on
  * 12  i32  reserved 0         INIT, CREDIT, SUB, UNSUB, BYE, RESUME, START, TOPIC_CREDIT
  *          retention frames   RESUME_FAILED: the publisher's rdma.retention.frames
+ *          count              NAK: frames missing, 1..1024
  *          UD Q_Key           UD_INFO
  * 16  i64  next sequence      RESUME, RESUME_FAILED: the next sequence the subscriber needs
  *          first sequence     START: no frame of the session on this connection is older
+ *          first sequence     NAK: the first missing sequence
  * 24  i64  oldest sequence    RESUME_FAILED: the oldest sequence the publisher retains (-1: session gone)
  * </pre>
  *
@@ -126,6 +129,16 @@ final class ControlFlyweight {
         return buffer.getLong(offset + Wire.OLDEST_SEQUENCE_OFFSET, ORDER);
     }
 
+    /** @return NAK: the number of missing frames */
+    int nakCount() {
+        return buffer.getInt(offset + Wire.ARG3_OFFSET, ORDER);
+    }
+
+    /** @return NAK: the first missing sequence */
+    long nakFirst() {
+        return buffer.getLong(offset + Wire.NAK_FIRST_OFFSET, ORDER);
+    }
+
     /** @return UD_INFO: the sender's UD QP number */
     int udQpn() {
         return buffer.getInt(offset + Wire.ARG_OFFSET, ORDER);
@@ -156,6 +169,18 @@ final class ControlFlyweight {
     /** Writes a DATA envelope for {@code topicId} (the frame follows at {@link #frameOffset}). @return the envelope's length */
     int data(final int topicId) {
         return envelope(Wire.DATA, topicId);
+    }
+
+    /** Writes a RECOVERED envelope for {@code topicId} (the frame follows at {@link #frameOffset}). @return the envelope's length */
+    int recovered(final int topicId) {
+        return envelope(Wire.RECOVERED, topicId);
+    }
+
+    /** @return the length of NAK of {@code count} frames of session {@code sessionId} of {@code topicId} from {@code first} on */
+    int encodeNak(final int topicId, final int sessionId, final long first, final int count) {
+        fixed(Wire.NAK, topicId, sessionId, count);
+        mutable.putLong(offset + Wire.NAK_FIRST_OFFSET, first, ORDER);
+        return Wire.NAK_BYTES;
     }
 
     /** @return the length of INIT granting {@code credits} and announcing {@code maxFrame} */
@@ -246,6 +271,7 @@ final class ControlFlyweight {
             case Wire.RESUME -> Wire.RESUME_BYTES;
             case Wire.START -> Wire.START_BYTES;
             case Wire.RESUME_FAILED -> Wire.RESUME_FAILED_BYTES;
+            case Wire.NAK -> Wire.NAK_BYTES;
             default -> Wire.CONTROL_MESSAGE_BYTES;
         };
     }

@@ -1,5 +1,7 @@
 package io.rdmabus.rdma.transport;
 
+import io.rdmabus.frame.FrameHeader;
+
 import org.agrona.DirectBuffer;
 
 /**
@@ -18,8 +20,11 @@ import org.agrona.DirectBuffer;
  * long with a non-zero topic id, reserved bytes 12..15 zero and a next sequence &gt;= 0; START likewise ({@link Wire#START_BYTES}
  * long, non-zero topic id, reserved bytes 12..15 zero, first sequence &gt;= 0); RESUME_FAILED is exactly
  * {@link Wire#RESUME_FAILED_BYTES} long with a non-zero topic id, retention frames &gt;= 1, next sequence &gt;= 0 and
- * oldest sequence &gt;= -1; TOPIC_CREDIT is exactly {@link Wire#CONTROL_MESSAGE_BYTES} long with a non-zero topic id,
- * 1..{@code maxCredits} frames and reserved bytes 12..15 zero (whether it fits the topic's window is the poller's check).
+ * oldest sequence &gt;= -1; NAK is exactly {@link Wire#NAK_BYTES} long with a non-zero topic id, a count of
+ * 1..{@link Wire#NAK_MAX_FRAMES} and a first sequence &gt;= 0; RECOVERED carries a non-zero topic id and a bus frame of
+ * at least a frame header and at most {@code maxFrameBytes}; TOPIC_CREDIT is exactly {@link Wire#CONTROL_MESSAGE_BYTES}
+ * long with a non-zero topic id, 1..{@code maxCredits} frames and reserved bytes 12..15 zero (whether it fits the
+ * topic's window is the poller's check).
  *
  * <p>A DATA message's bus frame (after the envelope) is not looked at here: the poller validates its header once, when
  * it arrives (see {@link Poller}).
@@ -37,7 +42,7 @@ final class ControlMessages {
     static final int ERR_CREDITS = -5;
     /** INIT announcing a smaller frame than ours: a configuration mismatch, not corruption. */
     static final int ERR_PEER_FRAME = -6;
-    /** RESUME/RESUME_FAILED/START with a negative sequence, retention frames below 1, or reserved bytes set. */
+    /** RESUME/RESUME_FAILED/START/NAK with a negative sequence, retention frames below 1, a NAK count outside 1..1024, or reserved bytes set. */
     static final int ERR_SEQUENCE = -7;
 
     private ControlMessages() {
@@ -52,8 +57,8 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#TOPIC_CREDIT}, {@link Wire#UD_INFO}) if well
-     *     formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#TOPIC_CREDIT}, {@link Wire#UD_INFO}) if well formed, else a
+     *     negative {@code ERR_*}
      */
     static int classify(final DirectBuffer buffer, final int offset, final int length, final int maxFrameBytes, final int maxCredits) {
         return classify(new ControlFlyweight().wrap(buffer, offset), length, maxFrameBytes, maxCredits);
@@ -64,8 +69,8 @@ final class ControlMessages {
      * @param length        bytes received (the work completion's byte length)
      * @param maxFrameBytes this node's largest bus frame ({@code rdma.frame.bytes})
      * @param maxCredits    the largest credit grant a peer can make ({@code rdma.recv.buffers - 16})
-     * @return the message type ({@link Wire#DATA} .. {@link Wire#START}, {@link Wire#TOPIC_CREDIT}, {@link Wire#UD_INFO}) if well
-     *     formed, else a negative {@code ERR_*}
+     * @return the message type ({@link Wire#DATA} .. {@link Wire#TOPIC_CREDIT}, {@link Wire#UD_INFO}) if well formed, else a
+     *     negative {@code ERR_*}
      */
     static int classify(final ControlFlyweight msg, final int length, final int maxFrameBytes, final int maxCredits) {
         if (length < Wire.ENVELOPE_BYTES) {
@@ -77,6 +82,16 @@ final class ControlMessages {
                 return ERR_TOPIC;
             }
             return length - Wire.ENVELOPE_BYTES > maxFrameBytes ? ERR_TOO_LONG : Wire.DATA;
+        }
+        if (type == Wire.RECOVERED) {
+            if (msg.topicId() == 0) {
+                return ERR_TOPIC;
+            }
+            final int frame = length - Wire.ENVELOPE_BYTES;
+            return frame < FrameHeader.LENGTH ? ERR_TRUNCATED : frame > maxFrameBytes ? ERR_TOO_LONG : Wire.RECOVERED;
+        }
+        if (type == Wire.NAK) {
+            return classifyNak(msg, length);
         }
         if (type == Wire.UD_INFO) {
             return length < Wire.CONTROL_MESSAGE_BYTES ? ERR_TRUNCATED : length > Wire.CONTROL_MESSAGE_BYTES ? ERR_TOO_LONG : Wire.UD_INFO;
@@ -149,6 +164,20 @@ final class ControlMessages {
         return msg.retentionFrames() < 1 || msg.oldestSequence() < -1 ? ERR_SEQUENCE : Wire.RESUME_FAILED;
     }
 
+    private static int classifyNak(final ControlFlyweight msg, final int length) {
+        if (length < Wire.NAK_BYTES) {
+            return ERR_TRUNCATED;
+        }
+        if (length > Wire.NAK_BYTES) {
+            return ERR_TOO_LONG;
+        }
+        if (msg.topicId() == 0) {
+            return ERR_TOPIC;
+        }
+        final int count = msg.nakCount();
+        return count < 1 || count > Wire.NAK_MAX_FRAMES || msg.nakFirst() < 0 ? ERR_SEQUENCE : Wire.NAK;
+    }
+
     /**
      * @param code a {@link #classify} result
      * @return a short description for logs and counters
@@ -166,8 +195,10 @@ final class ControlMessages {
             case Wire.RESUME -> "resume";
             case Wire.RESUME_FAILED -> "resume-failed";
             case Wire.START -> "start";
+            case Wire.NAK -> "nak";
+            case Wire.RECOVERED -> "recovered";
             case Wire.TOPIC_CREDIT -> "topic-credit";
-            case ERR_SEQUENCE -> "resume sequence, retention frames or reserved bytes out of range";
+            case ERR_SEQUENCE -> "resume, start or nak sequence, count, retention frames or reserved bytes out of range";
             case ERR_TRUNCATED -> "truncated message";
             case ERR_TYPE -> "unknown message type or reserved bytes set";
             case ERR_TOPIC -> "topic id 0";

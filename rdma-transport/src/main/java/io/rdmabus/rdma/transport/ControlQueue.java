@@ -4,7 +4,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * A connection's control messages waiting for a free control slot (SUB, UNSUB, UD_INFO, RESUME, RESUME_FAILED, START), in the
+ * A connection's control messages waiting for a free control slot (SUB, UNSUB, UD_INFO, RESUME, RESUME_FAILED, START, NAK), in the
  * order they were queued, each already encoded as it goes on the wire (through a {@link ControlFlyweight}) in a
  * fixed-size entry of a ring; {@link ControlSender} copies the head entry into a control slot and posts it. No
  * allocation per message: the ring doubles (copying its entries in order) only when more are queued than ever before.
@@ -51,6 +51,11 @@ final class ControlQueue {
     /** Queues START: this connection's stream of {@code sessionId} of {@code topicId} starts at {@code firstSequence}. */
     void start(final int topicId, final int sessionId, final long firstSequence) {
         claim().encodeStart(topicId, sessionId, firstSequence);
+    }
+
+    /** Queues NAK of {@code count} frames of session {@code sessionId} of {@code topicId} from {@code first} on. */
+    void nak(final int topicId, final int sessionId, final long first, final int count) {
+        claim().encodeNak(topicId, sessionId, first, count);
     }
 
     /** @return whether nothing is queued */

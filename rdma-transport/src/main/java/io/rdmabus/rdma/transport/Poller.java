@@ -109,6 +109,9 @@ class Poller implements Agent {
         if (ud != null) {
             ud.flushReposts(); // UD path: the batch's receive buffers in one post
             work += ud.onPollerDuty();
+            if (ud.recoveryReceiver != null) {
+                work += ud.recoveryReceiver.onDuty(local); // gap recovery: give up what passed rdma.ud.recovery.ms
+            }
         }
         work += resume.stepReplays();
         // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
@@ -257,6 +260,16 @@ class Poller implements Agent {
                     + ", type " + type + ", " + length + " bytes)"));
             return;
         }
+        if (type == Wire.RECOVERED) {
+            // gap recovery: a retained UD frame the publisher re-sent for our NAK; its buffer's credit goes back as DATA's
+            dataReceives++;
+            c.dataReceived(length - Wire.ENVELOPE_BYTES);
+            if (ud != null && ud.recoveryReceiver != null) {
+                ud.recoveryReceiver.onRecovered(msg.topicId(), c.recvView, msg.frameOffset(), length - Wire.ENVELOPE_BYTES, local);
+            }
+            repost(c, slot, true);
+            return;
+        }
         if (type == Wire.DATA) {
             dataReceives++;
             c.dataReceived(length - Wire.ENVELOPE_BYTES);
@@ -318,6 +331,11 @@ class Poller implements Agent {
             case Wire.RESUME -> resume.onResume(c, msg.topicId(), msg.sessionId(), msg.nextSequence());
             case Wire.RESUME_FAILED -> resume.onResumeFailed(c, msg.topicId(), msg.sessionId(), msg.retentionFrames(), msg.nextSequence(),
                     msg.oldestSequence());
+            case Wire.NAK -> {
+                if (ud != null && ud.recoveryServer != null) { // gap recovery: re-send what the UD publication retains
+                    ud.recoveryServer.onNak(c, msg.topicId(), msg.sessionId(), msg.nakFirst(), msg.nakCount());
+                }
+            }
             case Wire.BYE -> {
                 fail(c, null);
                 return;

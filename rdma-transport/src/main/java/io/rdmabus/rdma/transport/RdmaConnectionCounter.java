@@ -11,8 +11,9 @@ import io.rdmabus.spi.CounterDescriptor;
 enum RdmaConnectionCounter implements CounterDescriptor {
     MESSAGES_IN("messagesIn", false, "the poller", "data messages received on this connection (before the bus's sequence rule)"),
     BYTES_IN("bytesIn", false, "the poller", "the frame bytes of messagesIn"),
-    MESSAGES_OUT("messagesOut", false, "the thread holding the connection's postLock (a publisher, or the poller replaying)",
-            "data sends posted on this connection, replays included"),
+    MESSAGES_OUT("messagesOut", false,
+            "the thread holding the connection's postLock (a publisher, or the poller replaying or re-sending for a NAK)",
+            "data sends posted on this connection, replays and recovered UD frames included"),
     BYTES_OUT("bytesOut", false, "as messagesOut", "the frame bytes of messagesOut"),
     DROPS("drops", false, "publisher threads, atomically (only when dropping)",
             "BEST_EFFORT frames not sent to this peer because it had granted no credit (it is behind)"),

@@ -6,8 +6,9 @@ import io.rdmabus.spi.CounterDescriptor;
  * The rdma transport's counters as data, one descriptor each (as Aeron's {@code SystemCounterDescriptor}): its id (the
  * index in {@link TransportCounters} and the order of {@link RdmaTransport#counters()}), the name
  * {@code BusStats.transportCounters()} and the CLI show, what it counts and which thread writes it. {@link #scope}
- * says when the transport reports it. The command-queue and UD counters are kept by their owners
- * ({@link CommandQueue}, {@link UdEndpoint}); {@link RdmaTransport#counters()} reads those there.
+ * says when the transport reports it. The command-queue, UD and UD gap recovery counters are kept by their owners
+ * ({@link CommandQueue}, {@link UdEndpoint}, {@link UdRecoveryReceiver}, {@link UdRecoveryServer}); {@link RdmaTransport#counters()}
+ * reads those there.
  */
 enum RdmaCounter implements CounterDescriptor {
     MALFORMED_MESSAGES("malformedMessages", Scope.ALWAYS, "poller",
@@ -59,13 +60,26 @@ enum RdmaCounter implements CounterDescriptor {
     DISCOVERY_DIALS("discoveryDials", Scope.DISCOVERY, "cm agent", "dials of discovered advertisers, retries included"),
     ADVERT_TOPICS_OMITTED("advertTopicsOmitted", Scope.DISCOVERY, "cm agent",
             "published topics beyond what the adverts carry: their subscribers need seeds"),
-    UD_DELIVERED("udDelivered", Scope.UD, "poller", "UD datagrams delivered to local subscriptions"),
+    UD_DELIVERED("udDelivered", Scope.UD, "poller", "UD frames delivered to local subscriptions (with gap recovery, recovered ones too)"),
     UD_MALFORMED("udMalformed", Scope.UD, "poller", "UD datagrams too short or long, or not a DATA envelope"),
     UD_UNKNOWN_TOPIC("udUnknownTopic", Scope.UD, "poller", "UD datagrams of a topic with no local subscription"),
     UD_OWN_LOOPBACK("udOwnLoopback", Scope.UD, "poller", "this node's own multicast datagrams, looped back"),
     UD_SINK_DROPPED("udSinkDropped", Scope.UD, "poller", "UD frames a back-pressuring sink did not take"),
     UD_RECEIVE_ERRORS("udReceiveErrors", Scope.UD, "poller", "failed UD receive completions"),
-    UD_FOREIGN_PEERS("udForeignPeers", Scope.UD, "poller", "subscribers announcing another rdma.domain");
+    UD_FOREIGN_PEERS("udForeignPeers", Scope.UD, "poller", "subscribers announcing another rdma.domain"),
+    UD_GAP_FRAMES("udGapFrames", Scope.UD_RECOVERY, "poller",
+            "subscriber: frames found missing in UD streams (gap recovery on); each ends recovered, given up, not recoverable or "
+                    + "filled by a late datagram"),
+    UD_NAKS_SENT("udNaksSent", Scope.UD_RECOVERY, "poller", "subscriber: NAKs sent to publishers for missing UD frames"),
+    UD_FRAMES_RECOVERED("udFramesRecovered", Scope.UD_RECOVERY, "poller",
+            "subscriber: missing UD frames filled in time by a frame the publisher re-sent over RC"),
+    UD_FRAMES_GIVEN_UP("udFramesGivenUp", Scope.UD_RECOVERY, "poller",
+            "subscriber: missing UD frames not recovered within rdma.ud.recovery.ms (or pushed out of the hold): reported lost"),
+    UD_GAPS_NOT_RECOVERABLE("udGapFramesNotRecoverable", Scope.UD_RECOVERY, "poller",
+            "subscriber: missing UD frames not asked for (a gap of rdma.ud.recovery.frames or more, or no RC connection to the "
+                    + "publisher): reported lost at once"),
+    UD_NAKS_SERVED("udNaksServed", Scope.UD_RECOVERY, "poller", "publisher: NAKs received for a UD publication that retains frames"),
+    UD_FRAMES_RESENT("udFramesResent", Scope.UD_RECOVERY, "poller", "publisher: retained UD frames re-sent over RC for NAKs");
 
     /** When the transport reports a counter. */
     enum Scope {
@@ -76,7 +90,9 @@ enum RdmaCounter implements CounterDescriptor {
         /** Once started, with {@code rdma.discovery=multicast}. */
         DISCOVERY,
         /** With the UD path ({@code rdma.ud.mode} unicast or multicast). */
-        UD
+        UD,
+        /** With the UD path and gap recovery on ({@code rdma.ud.recovery.frames} above 0). */
+        UD_RECOVERY
     }
 
     private final CounterDescriptor.Text text;

@@ -151,6 +151,7 @@ public final class RdmaTransport implements Transport {
                 case STARTED -> running;
                 case DISCOVERY -> running && config.discovery().multicast();
                 case UD -> ud != null;
+                case UD_RECOVERY -> ud != null && ud.recoveryReceiver != null;
             };
             if (applies) {
                 out.put(d.counterName(), value(d, ud));
@@ -174,6 +175,13 @@ public final class RdmaTransport implements Transport {
             case UD_SINK_DROPPED -> ud.sinkDropped();
             case UD_RECEIVE_ERRORS -> ud.receiveErrors();
             case UD_FOREIGN_PEERS -> ud.foreignPeers();
+            case UD_GAP_FRAMES -> ud.recoveryReceiver.gapFrames();
+            case UD_NAKS_SENT -> ud.recoveryReceiver.naksSent();
+            case UD_FRAMES_RECOVERED -> ud.recoveryReceiver.recovered();
+            case UD_FRAMES_GIVEN_UP -> ud.recoveryReceiver.givenUp();
+            case UD_GAPS_NOT_RECOVERABLE -> ud.recoveryReceiver.notRecoverable();
+            case UD_NAKS_SERVED -> ud.recoveryServer.naksServed();
+            case UD_FRAMES_RESENT -> ud.recoveryServer.framesResent();
             default -> counters.get(d);
         };
     }

@@ -21,8 +21,11 @@ import javax.crypto.spec.SecretKeySpec;
  * @param groupBase     first address of the multicast group range (IPv4, big-endian int)
  * @param groupBits     host bits of the group range (the range holds {@code 2^groupBits} groups; 0 = one group)
  * @param recvBuffers   UD receive buffers pre-posted per transport
+ * @param recoveryFrames gap recovery (NAK) for BEST_EFFORT over UD: frames each UD publication retains for NAKs, and the
+ *                      most frames a subscriber holds per stream while it waits for a gap's frames; 0 = off
+ * @param recoveryMs    how long a subscriber holds a stream's later frames for a missing one before it reports it lost
  */
-public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, int recvBuffers) {
+public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, int recvBuffers, int recoveryFrames, long recoveryMs) {
     /** BEST_EFFORT path: {@code unicast} (default), {@code multicast} or {@code rc}. */
     public static final String MODE = "rdma.ud.mode";
     /** Bus identity (default {@code rdma-bus}): buses with different identities do not see each other's datagrams. */
@@ -31,6 +34,14 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
     public static final String GROUPS = "rdma.ud.groups";
     /** UD receive buffers per transport (default 4096). */
     public static final String RECV_BUFFERS = "rdma.ud.recv.buffers";
+
+    /**
+     * Gap recovery for BEST_EFFORT over UD (default 0 = off): frames each UD publication retains for NAKs, and the most
+     * frames a subscriber holds per stream while it waits for a gap's frames; 1..{@link Wire#NAK_MAX_FRAMES}.
+     */
+    public static final String RECOVERY_FRAMES = "rdma.ud.recovery.frames";
+    /** How long a subscriber waits for a gap's frames before it reports them lost, milliseconds (default 50, 1..10000). */
+    public static final String RECOVERY_MS = "rdma.ud.recovery.ms";
 
     /** How BEST_EFFORT frames travel. */
     public enum Mode {
@@ -56,6 +67,22 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         if (recvBuffers < 2 || recvBuffers > 16384) {
             throw new BusConfigurationException("Bad value '" + recvBuffers + "' for " + RECV_BUFFERS + ": expected 2..16384");
         }
+        if (recoveryFrames < 0 || recoveryFrames > Wire.NAK_MAX_FRAMES) {
+            throw new BusConfigurationException("Bad value '" + recoveryFrames + "' for " + RECOVERY_FRAMES + ": expected 0 (off) or 1.."
+                    + Wire.NAK_MAX_FRAMES + " (frames retained per UD publication and held per subscribed stream)");
+        }
+        if (recoveryMs < 1 || recoveryMs > 10_000) {
+            throw new BusConfigurationException("Bad value '" + recoveryMs + "' for " + RECOVERY_MS + ": expected 1..10000 (milliseconds)");
+        }
+        if (recoveryFrames > 0 && mode == Mode.RC) {
+            throw new BusConfigurationException(RECOVERY_FRAMES + "=" + recoveryFrames + " recovers UD datagrams, but " + MODE
+                    + "=rc sends BEST_EFFORT over RC: set " + MODE + " to unicast or multicast, or " + RECOVERY_FRAMES + " to 0");
+        }
+    }
+
+    /** @return whether gap recovery (NAK) is on ({@link #RECOVERY_FRAMES} above 0) */
+    boolean recovery() {
+        return recoveryFrames > 0;
     }
 
     /** @return the keys with their defaults */
@@ -65,6 +92,8 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         m.put(DOMAIN, "rdma-bus");
         m.put(GROUPS, "239.192.0.0/16");
         m.put(RECV_BUFFERS, "4096");
+        m.put(RECOVERY_FRAMES, "0");
+        m.put(RECOVERY_MS, "50");
         return m;
     }
 
@@ -97,14 +126,19 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         }
         int bits = 32 - prefix;
         int mask = bits == 0 ? -1 : -(1 << bits);
-        String recv = properties.getOrDefault(RECV_BUFFERS, d.get(RECV_BUFFERS)).trim();
-        int recvBuffers;
+        int recvBuffers = intOf(properties, d, RECV_BUFFERS);
+        int recoveryFrames = intOf(properties, d, RECOVERY_FRAMES);
+        int recoveryMs = intOf(properties, d, RECOVERY_MS);
+        return new UdConfig(mode, domain, base & mask, Math.min(bits, 24), recvBuffers, recoveryFrames, recoveryMs);
+    }
+
+    private static int intOf(final Map<String, String> properties, final Map<String, String> defaults, final String key) {
+        String v = properties.getOrDefault(key, defaults.get(key)).trim();
         try {
-            recvBuffers = Integer.parseInt(recv);
+            return Integer.parseInt(v);
         } catch (NumberFormatException e) {
-            throw new BusConfigurationException("Bad value '" + recv + "' for " + RECV_BUFFERS + ": expected an integer");
+            throw new BusConfigurationException("Bad value '" + v + "' for " + key + ": expected an integer");
         }
-        return new UdConfig(mode, domain, base & mask, Math.min(bits, 24), recvBuffers);
     }
 
     /**

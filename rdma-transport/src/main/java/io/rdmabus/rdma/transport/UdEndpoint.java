@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
+import org.agrona.DirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -109,6 +110,13 @@ final class UdEndpoint implements AutoCloseable {
     private final UdGroups groups;
     private volatile boolean closed;
 
+    /** Gap recovery (rdma.ud.recovery.frames above 0), subscriber side; null when off. Poller. */
+    final UdRecoveryReceiver recoveryReceiver;
+    /** Gap recovery, publisher side: serves NAKs from the publications' retention; null when off. Poller. */
+    final UdRecoveryServer recoveryServer;
+    /** The recovery server's staging slots (registered, no access flags); null when recovery is off. */
+    private final MemoryRegion stagingMr;
+
     /** Discovery's adverts on the control group; null unless it was joined (written once, before the agents start). */
     private UdAdverts adverts;
 
@@ -143,6 +151,7 @@ final class UdEndpoint implements AutoCloseable {
         CmId send = null;
         QueuePair q = null;
         MemoryRegion mr = null;
+        MemoryRegion stage = null;
         try {
             ch = new CmEventChannel();
             data = CmId.create(ch, CmId.PortSpace.UDP);
@@ -168,7 +177,11 @@ final class UdEndpoint implements AutoCloseable {
                 send.bind(new InetSocketAddress(InetAddress.getByName(bindIp), 0));
             }
             mr = pd.registerMemory((long) recvStride * recvSlots, Access.LOCAL_WRITE);
+            if (config.recovery()) {
+                stage = pd.registerMemory((long) UdRecoveryServer.STAGING_SLOTS * payloadBytes, Access.NONE);
+            }
         } catch (UnknownHostException | RuntimeException e) {
+            closeQuietly(stage);
             closeQuietly(mr);
             closeQuietly(q);
             closeQuietly(send);
@@ -189,6 +202,14 @@ final class UdEndpoint implements AutoCloseable {
         this.maxInlineBytes = q.maxInlineBytes();
         this.recvMr = mr;
         this.recvView = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
+        this.stagingMr = stage;
+        if (stage != null) {
+            this.recoveryServer = new UdRecoveryServer(stage, payloadBytes, this::retentionOf);
+            this.recoveryReceiver = new UdRecoveryReceiver(config.recoveryFrames(), config.recoveryMs() * 1_000_000L, maxFrameBytes(), this::offer);
+        } else {
+            this.recoveryServer = null;
+            this.recoveryReceiver = null;
+        }
     }
 
     /**
@@ -275,6 +296,19 @@ final class UdEndpoint implements AutoCloseable {
                 out.add(p.topicId());
             }
         }
+    }
+
+    /** @return the retention of this node's UD publication of {@code topicId}, or null (poller, serving a NAK) */
+    private UdRetention retentionOf(final int topicId) {
+        synchronized (publications) {
+            for (int i = 0; i < publications.size(); i++) {
+                final UdPublication p = publications.get(i);
+                if (p.topicId() == topicId && p.retention() != null) {
+                    return p.retention();
+                }
+            }
+        }
+        return null;
     }
 
     void removePublication(final UdPublication pub) {
@@ -402,6 +436,9 @@ final class UdEndpoint implements AutoCloseable {
                     + Integer.toHexString(qkey) + "): another " + UdConfig.DOMAIN + "; it gets no best-effort datagrams from here"));
             return;
         }
+        if (recoveryReceiver != null) {
+            recoveryReceiver.onPeerInfo(c, peerQpn, peerIpv4); // gap recovery: NAKs for this peer's streams go to c
+        }
         if (multicast) {
             return;
         }
@@ -421,6 +458,9 @@ final class UdEndpoint implements AutoCloseable {
 
     /** Connection {@code c} is gone: stop addressing its peer (poller thread). */
     void forget(final Connection c) {
+        if (recoveryReceiver != null) {
+            recoveryReceiver.forget(c);
+        }
         int index = c.id & (TABLE - 1);
         UdRemote r = remotes.get(index);
         if (r != null && r.connectionId() == c.id && remotes.compareAndSet(index, r, null)) {
@@ -513,8 +553,19 @@ final class UdEndpoint implements AutoCloseable {
             unknownTopic++;
             return;
         }
+        final int frame = base + Wire.ENVELOPE_BYTES;
+        if (recoveryReceiver != null && recoveryReceiver.onDatagram(recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN), subs,
+                recvView, frame, length - Wire.ENVELOPE_BYTES, UdRecoveryReceiver.addressKey(
+                        recvView.getInt(slot * recvStride + GRH_IPV4_SOURCE_OFFSET, ByteOrder.BIG_ENDIAN), sourceQp), local)) {
+            return; // gap recovery holds it, or delivered it in order with what it held
+        }
+        offer(subs, recvView, frame, length - Wire.ENVELOPE_BYTES);
+    }
+
+    /** Hands one best-effort frame to the local subscriptions of its topic (poller; also for held and recovered frames). */
+    void offer(final RdmaSubscription[] subs, final DirectBuffer buffer, final int offset, final int length) {
         for (RdmaSubscription s : subs) {
-            if (!s.closed && s.sink.onFrame(recvView, base + Wire.ENVELOPE_BYTES, length - Wire.ENVELOPE_BYTES) == SubscriptionSink.BACK_PRESSURE) {
+            if (!s.closed && s.sink.onFrame(buffer, offset, length) == SubscriptionSink.BACK_PRESSURE) {
                 sinkDropped++; // best effort: never held (the bus's best-effort sinks drop and count themselves)
             }
         }
@@ -575,7 +626,7 @@ final class UdEndpoint implements AutoCloseable {
         return datagrams;
     }
 
-    /** @return datagrams handed to at least the local subscriptions of their topic */
+    /** @return frames handed to the local subscriptions of their topic (with gap recovery: held and recovered ones when delivered) */
     long delivered() {
         return delivered;
     }
@@ -638,6 +689,10 @@ final class UdEndpoint implements AutoCloseable {
         retired.clear();
         closeQuietly(qp); // the control group's handle went with the groups
         closeQuietly(recvMr);
+        if (recoveryServer != null) {
+            recoveryServer.close();
+        }
+        closeQuietly(stagingMr);
         if (adverts != null) {
             adverts.close();
         }

@@ -55,6 +55,8 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private int claimLength;
     private volatile boolean closed;
     private final ClaimGate gate = new ClaimGate();
+    /** The last frames, copied, for subscribers' NAKs ({@code rdma.ud.recovery.frames}); null when recovery is off. */
+    private final UdRetention retention;
     private long sent;
     private long postFailures;
     private long skippedNoAddress;
@@ -73,6 +75,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
         this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
         this.refs = new AtomicIntegerArray(slots);
         this.requests = new SendRequestList(targets.length);
+        this.retention = endpoint.config.recovery() ? new UdRetention(endpoint.config.recoveryFrames(), maxFrame) : null;
     }
 
     @Override
@@ -176,6 +179,9 @@ final class UdPublication implements TransportPublication, FrameClaim {
         view.putInt(base + Wire.TYPE_OFFSET, Wire.DATA, ByteOrder.LITTLE_ENDIAN);
         view.putInt(base + Wire.ARG_OFFSET, topic.topicId(), ByteOrder.LITTLE_ENDIAN);
         cursor = slot + 1 == slots ? 0 : slot + 1;
+        if (retention != null) {
+            retention.record(view, base + Wire.ENVELOPE_BYTES, claimLength); // gap recovery: a copy for NAKs
+        }
         final int bytes = Wire.ENVELOPE_BYTES + claimLength;
         // inline: the provider copies the datagram into the work request at post time, so the slot is free again at once
         final boolean inline = bytes <= endpoint.maxInlineBytes;
@@ -260,6 +266,11 @@ final class UdPublication implements TransportPublication, FrameClaim {
     /** @return the topic id of this publication */
     int topicId() {
         return topic.topicId();
+    }
+
+    /** @return the frames retained for NAKs, or null when gap recovery is off */
+    UdRetention retention() {
+        return retention;
     }
 
     /** @return datagrams posted */

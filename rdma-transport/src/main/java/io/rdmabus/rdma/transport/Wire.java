@@ -30,6 +30,12 @@ final class Wire {
     static final int START_BYTES = 24;
     /** Length of a RESUME_FAILED message. */
     static final int RESUME_FAILED_BYTES = 32;
+    /** NAK: the first missing sequence (the count of missing frames is at {@link #ARG3_OFFSET}). */
+    static final int NAK_FIRST_OFFSET = 16;
+    /** Length of a NAK message. */
+    static final int NAK_BYTES = 24;
+    /** The most frames one NAK asks for: the bus's best-effort gap bound, and the largest {@code rdma.ud.recovery.frames}. */
+    static final int NAK_MAX_FRAMES = 1024;
 
     /** A bus frame for the topic in {@code arg}; consumes one data credit. */
     static final int DATA = 1;
@@ -63,6 +69,16 @@ final class Wire {
      * still resumes from the stream's start.
      */
     static final int START = 10;
+    /**
+     * Subscriber to publisher: the UD stream (session {@code arg2} of topic {@code arg}) lost {@code arg3} frames from
+     * the sequence at {@link #NAK_FIRST_OFFSET} on: re-send the ones still retained (as {@link #RECOVERED}).
+     */
+    static final int NAK = 11;
+    /**
+     * Publisher to subscriber: a retained BEST_EFFORT frame re-sent for a NAK (envelope with the topic id, then the bus
+     * frame, as DATA); consumes one data credit. Kept apart from DATA: it fills a UD stream's gap, not an RC stream.
+     */
+    static final int RECOVERED = 12;
     /**
      * Subscriber to publisher: {@code arg2} frames of topic {@code arg} that the publisher sent on this connection were
      * consumed (or dropped) here, so it may have that many more of the topic outstanding. Each (connection, topic) has a

@@ -61,6 +61,12 @@ class ControlFlyweightTest {
                 (long) msg.reserved()));
             assertEquals(Wire.START, classify(at, msg.wrap(buffer, at).encodeStart(12, 5, (1L << 40) + 3)));
             assertEquals((1L << 40) + 3, msg.firstSequence());
+            assertEquals(Wire.NAK, classify(at, msg.wrap(buffer, at).encodeNak(9, -3, 1L << 40, Wire.NAK_MAX_FRAMES)));
+            assertEquals(List.of(9L, -3L, 1L << 40, (long) Wire.NAK_MAX_FRAMES), List.of((long) msg.topicId(), (long) msg.sessionId(),
+                msg.nakFirst(), (long) msg.nakCount()));
+            assertEquals(Wire.ENVELOPE_BYTES, msg.wrap(buffer, at).recovered(43));
+            assertEquals(Wire.RECOVERED, classify(at, Wire.ENVELOPE_BYTES + 32));
+            assertEquals(List.of(43, at + Wire.ENVELOPE_BYTES), List.of(msg.topicId(), msg.frameOffset()));
             assertEquals(Wire.ENVELOPE_BYTES, msg.wrap(buffer, at).data(42));
             assertEquals(Wire.DATA, classify(at, Wire.ENVELOPE_BYTES + 32));
             assertEquals(List.of(42, at + Wire.ENVELOPE_BYTES), List.of(msg.topicId(), msg.frameOffset()));
@@ -108,6 +114,29 @@ class ControlFlyweightTest {
     }
 
     @Test
+    void nakAndRecoveredAreBoundsChecked() {
+        assertEquals(Wire.NAK_BYTES, msg.wrap(buffer, 0).encodeNak(5, 6, 100, 3));
+        assertEquals(List.of(Wire.NAK, 5, 6, 3), List.of(buffer.getInt(0, ByteOrder.LITTLE_ENDIAN), buffer.getInt(4, ByteOrder.LITTLE_ENDIAN),
+            buffer.getInt(8, ByteOrder.LITTLE_ENDIAN), buffer.getInt(12, ByteOrder.LITTLE_ENDIAN)), "NAK: type, topic, session, count");
+        assertEquals(100, buffer.getLong(16, ByteOrder.LITTLE_ENDIAN), "NAK: first sequence at 16");
+        assertEquals(ControlMessages.ERR_TRUNCATED, classify(0, Wire.NAK_BYTES - 1));
+        assertEquals(ControlMessages.ERR_TOO_LONG, classify(0, Wire.NAK_BYTES + 1));
+        msg.encodeNak(5, 6, 100, 0);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.NAK_BYTES), "count 0");
+        msg.encodeNak(5, 6, 100, Wire.NAK_MAX_FRAMES + 1);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.NAK_BYTES), "count above the bound");
+        msg.encodeNak(5, 6, -1, 1);
+        assertEquals(ControlMessages.ERR_SEQUENCE, classify(0, Wire.NAK_BYTES), "negative first sequence");
+        msg.encodeNak(0, 6, 1, 1);
+        assertEquals(ControlMessages.ERR_TOPIC, classify(0, Wire.NAK_BYTES), "topic 0");
+        msg.wrap(buffer, 0).recovered(7);
+        assertEquals(ControlMessages.ERR_TRUNCATED, classify(0, Wire.ENVELOPE_BYTES + 31), "RECOVERED shorter than a frame header");
+        assertEquals(ControlMessages.ERR_TOO_LONG, classify(0, Wire.ENVELOPE_BYTES + MAX_FRAME + 1));
+        msg.recovered(0);
+        assertEquals(ControlMessages.ERR_TOPIC, classify(0, Wire.ENVELOPE_BYTES + 32));
+    }
+
+    @Test
     void topicCreditIsTheDocumentedLayoutAndItsBoundsAreChecked() {
         for (int at : new int[] {0, 8, 100}) {
             assertEquals(Wire.TOPIC_CREDIT, classify(at, msg.wrap(buffer, at).encodeTopicCredit(-9, MAX_CREDITS)));
@@ -143,15 +172,16 @@ class ControlFlyweightTest {
         for (int round = 0; round < 6; round++) {
             int add = 3 + round * 7; // past the initial capacity on later rounds, while entries wrap
             for (int i = 0; i < add; i++, n++) {
-                switch (n % 6) {
+                switch (n % 7) {
                     case 0 -> q.sub(n);
                     case 1 -> q.unsub(n);
                     case 2 -> q.udInfo(n, n + 1, n + 2);
                     case 3 -> q.resume(n, n + 1, n + 2L);
                     case 4 -> q.resumeFailed(n, n + 1, n + 2, n + 3L, n - 1L);
-                    default -> q.start(n, n + 1, n + 4L);
+                    case 5 -> q.start(n, n + 1, n + 4L);
+                    default -> q.nak(n, n + 1, n + 2L, 1 + n % Wire.NAK_MAX_FRAMES);
                 }
-                expected.add(n % 6 + ":" + n);
+                expected.add(n % 7 + ":" + n);
             }
             for (int i = 0; i < add - 2 && !q.isEmpty(); i++) {
                 got.add(take(q));
@@ -179,7 +209,8 @@ class ControlFlyweightTest {
             case Wire.UD_INFO -> 2;
             case Wire.RESUME -> 3;
             case Wire.RESUME_FAILED -> 4;
-            default -> 5;
+            case Wire.START -> 5;
+            default -> 6;
         };
         int topic = type == Wire.UD_INFO ? m.udQpn() : m.topicId();
         if (type == Wire.RESUME_FAILED) {
@@ -188,6 +219,10 @@ class ControlFlyweightTest {
         }
         if (type == Wire.START) {
             assertEquals(List.of((long) topic + 1, (long) topic + 4), List.of((long) m.sessionId(), m.firstSequence()));
+        }
+        if (type == Wire.NAK) {
+            assertEquals(List.of((long) topic + 1, (long) topic + 2, 1L + topic % Wire.NAK_MAX_FRAMES), List.of((long) m.sessionId(),
+                m.nakFirst(), (long) m.nakCount()));
         }
         return kind + ":" + topic;
     }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /** What multi-guest rxe tests share: the lab's environment and signal files in {@code LAB_SHARED}. */
@@ -37,5 +39,35 @@ final class LabGuests {
             assertTrue(System.nanoTime() < deadline, what + " not signalled in " + waitMs + " ms");
             Thread.sleep(100);
         }
+    }
+
+    /** One side of a two-guest test. */
+    interface Side {
+        /**
+         * @param self         this guest's lab address
+         * @param subscriberIp guest 1's address (the subscriber's)
+         * @param errors       where the side's transports record errors
+         * @throws Exception a failure of the side
+         */
+        void run(String self, String subscriberIp, List<Throwable> errors) throws Exception;
+    }
+
+    /**
+     * Runs {@code subscriber} on guest 1 and {@code publisher} on guest 2 of a job of at least two guests (other guests
+     * do nothing), then fails with the errors the side recorded, if any.
+     */
+    static void subscriberOnGuest1PublisherOnGuest2(final Side subscriber, final Side publisher) throws Exception {
+        int guest = Integer.parseInt(require("LAB_GUEST_INDEX"));
+        int guests = Integer.parseInt(require("LAB_GUEST_COUNT"));
+        assertTrue(guests >= 2, "needs 2 guests: lab/run-junit.sh --module rdma-transport --guests 2");
+        String self = require("LAB_SELF_IP").trim();
+        String subscriberIp = require("LAB_GUEST_IPS").trim().split("\\s+")[0];
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        if (guest == 1) {
+            subscriber.run(self, subscriberIp, errors);
+        } else if (guest == 2) {
+            publisher.run(self, subscriberIp, errors);
+        }
+        assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 }

@@ -89,4 +89,31 @@ class UdConfigTest {
             assertTrue(e.getMessage().contains(key), e.getMessage());
         }
     }
+
+    @Test
+    void gapRecoveryIsOffByDefaultAndBadValuesFailNamingTheKey() {
+        UdConfig d = RdmaTransportConfig.parse(Map.of()).ud();
+        assertEquals(0, d.recoveryFrames());
+        assertEquals(50, d.recoveryMs());
+        assertFalse(d.recovery());
+        UdConfig on = RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_FRAMES, "256", UdConfig.RECOVERY_MS, "200")).ud();
+        assertTrue(on.recovery());
+        assertEquals(256, on.recoveryFrames());
+        assertEquals(200, on.recoveryMs());
+        for (String bad : List.of("-1", "1025", "many")) {
+            BusConfigurationException e = assertThrows(BusConfigurationException.class,
+                () -> RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_FRAMES, bad)));
+            assertTrue(e.getMessage().contains(UdConfig.RECOVERY_FRAMES) && e.getMessage().contains(bad), e.getMessage());
+        }
+        for (String bad : List.of("0", "10001", "soon")) {
+            BusConfigurationException e = assertThrows(BusConfigurationException.class,
+                () -> RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_MS, bad)));
+            assertTrue(e.getMessage().contains(UdConfig.RECOVERY_MS) && e.getMessage().contains(bad), e.getMessage());
+        }
+        BusConfigurationException rc = assertThrows(BusConfigurationException.class,
+            () -> RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_FRAMES, "64", UdConfig.MODE, "rc")));
+        assertTrue(rc.getMessage().contains(UdConfig.RECOVERY_FRAMES) && rc.getMessage().contains(UdConfig.MODE), rc.getMessage());
+        assertTrue(RdmaTransportConfig.knownProperties().containsKey(UdConfig.RECOVERY_FRAMES));
+        assertTrue(RdmaTransportConfig.knownProperties().containsKey(UdConfig.RECOVERY_MS));
+    }
 }

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -43,18 +42,7 @@ class UdTwoGuestRxeTest {
 
     @Test
     void unicastAndMulticastAcrossTwoGuests() throws Exception {
-        int guest = Integer.parseInt(LabGuests.require("LAB_GUEST_INDEX"));
-        int guests = Integer.parseInt(LabGuests.require("LAB_GUEST_COUNT"));
-        assertTrue(guests >= 2, "needs 2 guests: lab/run-junit.sh --module rdma-transport --guests 2");
-        String self = LabGuests.require("LAB_SELF_IP").trim();
-        String subscriberIp = LabGuests.require("LAB_GUEST_IPS").trim().split("\\s+")[0];
-        List<Throwable> errors = new CopyOnWriteArrayList<>();
-        if (guest == 1) {
-            subscribe(self, errors);
-        } else if (guest == 2) {
-            publish(self, subscriberIp, errors);
-        }
-        assertTrue(errors.isEmpty(), "errors: " + errors);
+        LabGuests.subscriberOnGuest1PublisherOnGuest2((self, subscriberIp, errors) -> subscribe(self, errors), UdTwoGuestRxeTest::publish);
     }
 
     private static RdmaTransport start(final String name, final String self, final int port, final String mode, final List<String> seeds,

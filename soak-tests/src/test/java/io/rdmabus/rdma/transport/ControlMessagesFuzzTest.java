@@ -26,14 +26,16 @@ class ControlMessagesFuzzTest {
     private static final int MAX_CREDITS = 112;
 
     /**
-     * What the transport sends (RdmaTransport.sendControl / sendAuth / sendResumeMessage / RdmaPublication): 16-byte
-     * control (TOPIC_CREDIT among them), 40-byte AUTH, 24-byte RESUME and START, 32-byte RESUME_FAILED, 8-byte envelope + frame.
+     * What the transport sends (RdmaTransport.sendControl / sendAuth / sendResumeMessage / RdmaPublication /
+     * UdRecoveryServer): 16-byte control (TOPIC_CREDIT among them), 40-byte AUTH, 24-byte RESUME, START and NAK, 32-byte
+     * RESUME_FAILED, 8-byte envelope + frame (DATA, RECOVERED).
      */
     private static byte[] wellFormed(final SplittableRandom rnd) {
-        final int pick = rnd.nextInt(12);
-        final int type = pick == 0 ? Wire.UD_INFO : pick == 11 ? Wire.TOPIC_CREDIT : pick;
-        final byte[] b = new byte[type == Wire.DATA ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
+        final int pick = rnd.nextInt(14);
+        final int type = pick == 0 ? Wire.UD_INFO : pick == 11 ? Wire.NAK : pick == 12 ? Wire.RECOVERED : pick == 13 ? Wire.TOPIC_CREDIT : pick;
+        final byte[] b = new byte[type == Wire.DATA || type == Wire.RECOVERED ? Wire.ENVELOPE_BYTES + 32 + rnd.nextInt(256)
             : type == Wire.AUTH ? Wire.AUTH_BYTES : type == Wire.RESUME ? Wire.RESUME_BYTES : type == Wire.START ? Wire.START_BYTES
+            : type == Wire.NAK ? Wire.NAK_BYTES
             : type == Wire.RESUME_FAILED ? Wire.RESUME_FAILED_BYTES : Wire.CONTROL_MESSAGE_BYTES];
         final UnsafeBuffer v = new UnsafeBuffer(b);
         v.putInt(Wire.TYPE_OFFSET, type, ByteOrder.LITTLE_ENDIAN);
@@ -54,6 +56,11 @@ class ControlMessagesFuzzTest {
             v.putInt(Wire.ARG2_OFFSET, rnd.nextInt(), ByteOrder.LITTLE_ENDIAN); // session id: any value
             // START's first sequence: 0 (a session's start) as often as a later one
             v.putLong(Wire.NEXT_SEQUENCE_OFFSET, type == Wire.START && rnd.nextBoolean() ? 0 : rnd.nextLong(1L << 40), ByteOrder.LITTLE_ENDIAN);
+        }
+        if (type == Wire.NAK) {
+            v.putInt(Wire.ARG2_OFFSET, rnd.nextInt(), ByteOrder.LITTLE_ENDIAN); // session id: any value
+            v.putInt(Wire.ARG3_OFFSET, 1 + rnd.nextInt(Wire.NAK_MAX_FRAMES), ByteOrder.LITTLE_ENDIAN);
+            v.putLong(Wire.NAK_FIRST_OFFSET, rnd.nextLong(1L << 40), ByteOrder.LITTLE_ENDIAN);
         }
         if (type == Wire.RESUME_FAILED) {
             v.putInt(Wire.ARG3_OFFSET, 1 + rnd.nextInt(65536), ByteOrder.LITTLE_ENDIAN);
@@ -82,8 +89,22 @@ class ControlMessagesFuzzTest {
             return arg == 0 ? ControlMessages.ERR_TOPIC : v.getInt(12, ByteOrder.LITTLE_ENDIAN) != 0 ? ControlMessages.ERR_TYPE
                 : frames < 1 || frames > MAX_CREDITS ? ControlMessages.ERR_CREDITS : 13;
         }
-        if (!reservedZero || typeByte < 1 || typeByte > 10) {
+        if (!reservedZero || typeByte < 1 || typeByte > 12) {
             return ControlMessages.ERR_TYPE;
+        }
+        if (typeByte == 11) { // NAK: 24 bytes, topic not 0, count 1..1024 at 12, first sequence >= 0 at 16
+            if (length != 24) {
+                return length < 24 ? ControlMessages.ERR_TRUNCATED : ControlMessages.ERR_TOO_LONG;
+            }
+            if (arg == 0) {
+                return ControlMessages.ERR_TOPIC;
+            }
+            final int count = v.getInt(12, ByteOrder.LITTLE_ENDIAN);
+            return count < 1 || count > 1024 || v.getLong(16, ByteOrder.LITTLE_ENDIAN) < 0 ? ControlMessages.ERR_SEQUENCE : 11;
+        }
+        if (typeByte == 12) { // RECOVERED: envelope + a bus frame of 32..MAX_FRAME bytes
+            return arg == 0 ? ControlMessages.ERR_TOPIC : length - 8 < 32 ? ControlMessages.ERR_TRUNCATED
+                : length - 8 > MAX_FRAME ? ControlMessages.ERR_TOO_LONG : 12;
         }
         if (typeByte == 8 || typeByte == 9 || typeByte == 10) { // RESUME 24 bytes, RESUME_FAILED 32 bytes, START 24 bytes
             final int fixed = typeByte == 9 ? 32 : 24;
@@ -183,7 +204,8 @@ class ControlMessagesFuzzTest {
         System.out.println(fuzz.summary("byCode(-7..32)=" + java.util.Arrays.toString(byCode) + " malformed=" + malformed
             + " malformedTheInlinePollerParsingWouldActOn=" + inlineWouldActOnMalformed));
         assertTrue(malformed > 0 && byCode[Wire.CREDIT + 7] > 0 && byCode[Wire.DATA + 7] > 0 && byCode[Wire.RESUME + 7] > 0
-            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0 && byCode[Wire.TOPIC_CREDIT + 7] > 0
+            && byCode[Wire.RESUME_FAILED + 7] > 0 && byCode[Wire.START + 7] > 0 && byCode[Wire.NAK + 7] > 0
+            && byCode[Wire.RECOVERED + 7] > 0 && byCode[Wire.TOPIC_CREDIT + 7] > 0
             && byCode[ControlMessages.ERR_SEQUENCE + 7] > 0, fuzz.fail("generator too narrow"));
     }
 }
