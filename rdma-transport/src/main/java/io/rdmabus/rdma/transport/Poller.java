@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * The completion poller (as Aeron's {@code Receiver} and {@code Sender} in one agent, since one completion queue carries
  * both): polls the transport's shared CQ in batches, delivers received frames to local subscriptions (a frame a
  * back-pressuring sink refuses is copied into its topic's {@link TopicQueue}, so its receive buffer and credit go back at
- * once and the other topics on the connection keep flowing), returns credits and topic windows, authenticates acceptors' peers, and runs the control sends
+ * once and the other topics on the connection keep flowing), returns credits and topic windows, authenticates
+ * acceptors' peers, and runs the control sends
  * ({@link ControlSender}), RELIABLE resume and replay ({@link ReliableResume}) and the periodic duties
  * ({@link LivenessDuty}). Other threads reach it only through {@link PollerProxy}.
  *

@@ -195,7 +195,8 @@ final class RdmaFixture implements TckFixture {
     @Override
     public long maxBufferedReliableBytes() {
         RdmaTransportConfig c = RdmaTransportConfig.parse(extra);
-        // one publication's send slots plus one connection's receive buffers, each holding at most one frame
+        // one publication's send slots plus the topic's window on the connection (frames received and not consumed, in
+        // receive buffers or the topic's queue: recv.buffers - 16), each holding at most one frame
         return (long) (c.sendBuffers() + c.recvBuffers()) * c.maxFrameBytes();
     }
 
