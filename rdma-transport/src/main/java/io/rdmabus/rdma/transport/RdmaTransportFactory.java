@@ -81,6 +81,7 @@ public final class RdmaTransportFactory implements TransportFactory {
             integer(defaults, "rdma.ud.recovery.frames", 0, Wire.NAK_MAX_FRAMES,
                 "UD gap recovery (NAK): frames retained per UD publication and held per stream (0 = off)"),
             integer(defaults, "rdma.ud.recovery.ms", 1, 10_000, "UD gap recovery: how long a missing frame is waited for, ms"),
+            text(defaults, "rdma.ud.recovery.topics", "UD gap recovery: the BEST_EFFORT topics it is for, comma-separated (empty: all)"),
             new PropertyDescriptor("rdma.secret", defaults.getOrDefault("rdma.secret", ""),
                 "the bus secret (at least 16 bytes) peers must prove; none = no authentication", PropertyDescriptor.Type.SECRET, 0, 0, List.of()),
             text(defaults, "rdma.secret.file", "a file holding the bus secret (preferred over rdma.secret)"),

@@ -9,6 +9,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -25,7 +26,8 @@ import javax.crypto.spec.SecretKeySpec;
  *                      most frames a subscriber holds per stream while it waits for a gap's frames; 0 = off
  * @param recoveryMs    how long a subscriber holds a stream's later frames for a missing one before it reports it lost
  */
-public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, int recvBuffers, int recoveryFrames, long recoveryMs) {
+public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, int recvBuffers, int recoveryFrames, long recoveryMs,
+                       Set<String> recoveryTopics) {
     /** BEST_EFFORT path: {@code unicast} (default), {@code multicast} or {@code rc}. */
     public static final String MODE = "rdma.ud.mode";
     /** Bus identity (default {@code rdma-bus}): buses with different identities do not see each other's datagrams. */
@@ -42,6 +44,13 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
     public static final String RECOVERY_FRAMES = "rdma.ud.recovery.frames";
     /** How long a subscriber waits for a gap's frames before it reports them lost, milliseconds (default 50, 1..10000). */
     public static final String RECOVERY_MS = "rdma.ud.recovery.ms";
+    /**
+     * The BEST_EFFORT topics gap recovery is for, by name, comma-separated (default empty: every BEST_EFFORT topic once
+     * {@link #RECOVERY_FRAMES} is above 0). A publication of a topic not listed retains nothing; a subscriber does not
+     * hold or NAK the gaps of a topic not listed.
+     */
+    public static final String RECOVERY_TOPICS = "rdma.ud.recovery.topics";
+    private static final java.util.regex.Pattern TOPIC_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,128}");
 
     /** How BEST_EFFORT frames travel. */
     public enum Mode {
@@ -74,6 +83,12 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         if (recoveryMs < 1 || recoveryMs > 10_000) {
             throw new BusConfigurationException("Bad value '" + recoveryMs + "' for " + RECOVERY_MS + ": expected 1..10000 (milliseconds)");
         }
+        recoveryTopics = Set.copyOf(recoveryTopics);
+        if (!recoveryTopics.isEmpty() && recoveryFrames == 0) {
+            throw new BusConfigurationException(RECOVERY_TOPICS + " names topics " + new java.util.TreeSet<>(recoveryTopics) + " but "
+                    + RECOVERY_FRAMES + " is 0 (recovery off): set " + RECOVERY_FRAMES + " to 1.." + Wire.NAK_MAX_FRAMES + " or clear "
+                    + RECOVERY_TOPICS);
+        }
         if (recoveryFrames > 0 && mode == Mode.RC) {
             throw new BusConfigurationException(RECOVERY_FRAMES + "=" + recoveryFrames + " recovers UD datagrams, but " + MODE
                     + "=rc sends BEST_EFFORT over RC: set " + MODE + " to unicast or multicast, or " + RECOVERY_FRAMES + " to 0");
@@ -85,6 +100,14 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         return recoveryFrames > 0;
     }
 
+    /**
+     * @param topicName a BEST_EFFORT topic's name
+     * @return whether gap recovery is on for it: on, and {@link #RECOVERY_TOPICS} empty or naming it
+     */
+    boolean recovers(final String topicName) {
+        return recovery() && (recoveryTopics.isEmpty() || recoveryTopics.contains(topicName));
+    }
+
     /** @return the keys with their defaults */
     static Map<String, String> defaults() {
         Map<String, String> m = new LinkedHashMap<>();
@@ -94,6 +117,7 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         m.put(RECV_BUFFERS, "4096");
         m.put(RECOVERY_FRAMES, "0");
         m.put(RECOVERY_MS, "50");
+        m.put(RECOVERY_TOPICS, "");
         return m;
     }
 
@@ -129,7 +153,19 @@ public record UdConfig(Mode mode, String domain, int groupBase, int groupBits, i
         int recvBuffers = intOf(properties, d, RECV_BUFFERS);
         int recoveryFrames = intOf(properties, d, RECOVERY_FRAMES);
         int recoveryMs = intOf(properties, d, RECOVERY_MS);
-        return new UdConfig(mode, domain, base & mask, Math.min(bits, 24), recvBuffers, recoveryFrames, recoveryMs);
+        Set<String> recoveryTopics = new java.util.LinkedHashSet<>();
+        for (String name : properties.getOrDefault(RECOVERY_TOPICS, d.get(RECOVERY_TOPICS)).split(",")) {
+            String t = name.trim();
+            if (t.isEmpty()) {
+                continue;
+            }
+            if (!TOPIC_NAME.matcher(t).matches()) {
+                throw new BusConfigurationException("Bad topic name '" + t + "' in " + RECOVERY_TOPICS
+                        + ": expected comma-separated topic names of 1..128 characters A-Z a-z 0-9 . _ -");
+            }
+            recoveryTopics.add(t);
+        }
+        return new UdConfig(mode, domain, base & mask, Math.min(bits, 24), recvBuffers, recoveryFrames, recoveryMs, recoveryTopics);
     }
 
     private static int intOf(final Map<String, String> properties, final Map<String, String> defaults, final String key) {

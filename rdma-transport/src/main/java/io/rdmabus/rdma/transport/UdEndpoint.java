@@ -554,7 +554,8 @@ final class UdEndpoint implements AutoCloseable {
             return;
         }
         final int frame = base + Wire.ENVELOPE_BYTES;
-        if (recoveryReceiver != null && recoveryReceiver.onDatagram(recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN), subs,
+        if (recoveryReceiver != null && config.recovers(subs[0].topic.name())
+                && recoveryReceiver.onDatagram(recvView.getInt(base + Wire.ARG_OFFSET, ByteOrder.LITTLE_ENDIAN), subs,
                 recvView, frame, length - Wire.ENVELOPE_BYTES, UdRecoveryReceiver.addressKey(
                         recvView.getInt(slot * recvStride + GRH_IPV4_SOURCE_OFFSET, ByteOrder.BIG_ENDIAN), sourceQp), local)) {
             return; // gap recovery holds it, or delivered it in order with what it held

@@ -75,7 +75,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
         this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
         this.refs = new AtomicIntegerArray(slots);
         this.requests = new SendRequestList(targets.length);
-        this.retention = endpoint.config.recovery() ? new UdRetention(endpoint.config.recoveryFrames(), maxFrame) : null;
+        this.retention = endpoint.config.recovers(topic.name()) ? new UdRetention(endpoint.config.recoveryFrames(), maxFrame) : null;
     }
 
     @Override

@@ -116,4 +116,21 @@ class UdConfigTest {
         assertTrue(RdmaTransportConfig.knownProperties().containsKey(UdConfig.RECOVERY_FRAMES));
         assertTrue(RdmaTransportConfig.knownProperties().containsKey(UdConfig.RECOVERY_MS));
     }
+
+    @Test
+    void gapRecoveryCanBeLimitedToNamedTopics() {
+        UdConfig all = RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_FRAMES, "64")).ud();
+        assertTrue(all.recovers("quotes") && all.recovers("trades"), "no list: every BEST_EFFORT topic");
+        UdConfig some = RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_FRAMES, "64", UdConfig.RECOVERY_TOPICS, " quotes, md.book-1 ,")).ud();
+        assertTrue(some.recovers("quotes") && some.recovers("md.book-1"), "listed topics");
+        assertFalse(some.recovers("trades"), "a topic not listed");
+        assertFalse(RdmaTransportConfig.parse(Map.of()).ud().recovers("quotes"), "recovery off");
+        BusConfigurationException badName = assertThrows(BusConfigurationException.class,
+            () -> RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_FRAMES, "64", UdConfig.RECOVERY_TOPICS, "quotes,bad name")));
+        assertTrue(badName.getMessage().contains(UdConfig.RECOVERY_TOPICS) && badName.getMessage().contains("'bad name'"), badName.getMessage());
+        BusConfigurationException off = assertThrows(BusConfigurationException.class,
+            () -> RdmaTransportConfig.parse(Map.of(UdConfig.RECOVERY_TOPICS, "quotes")));
+        assertTrue(off.getMessage().contains(UdConfig.RECOVERY_TOPICS) && off.getMessage().contains(UdConfig.RECOVERY_FRAMES), off.getMessage());
+        assertTrue(RdmaTransportConfig.knownProperties().containsKey(UdConfig.RECOVERY_TOPICS));
+    }
 }
