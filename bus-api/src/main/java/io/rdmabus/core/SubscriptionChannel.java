@@ -178,15 +178,27 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
     }
 
-    /** On the delivering thread, for a {@link #DIRECT} claim: decodes in the transport's buffer and emits. */
-    private void emitDirect(final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
-                            final long timestampNs, final long lostBefore) {
-        final T value;
+    /**
+     * Decodes a message (the codec never returns null); one that does not decode is counted as malformed and its loss
+     * carried to the session's next message.
+     *
+     * @return the value, or null if it did not decode
+     */
+    private T decodeOrCount(final DirectBuffer src, final int offset, final int length, final int sessionId, final long lostBefore) {
         try {
-            value = typedTopic.codec().decode(src, srcOffset, length);
+            return typedTopic.codec().decode(src, offset, length);
         } catch (final CodecException | IndexOutOfBoundsException ex) {
             countMalformed("payload does not decode with codec " + topic.codec().name() + ": " + ex.getMessage(), length);
             carry(sessionId, 1 + lostBefore);
+            return null;
+        }
+    }
+
+    /** On the delivering thread, for a {@link #DIRECT} claim: decodes in the transport's buffer and emits. */
+    private void emitDirect(final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
+                            final long timestampNs, final long lostBefore) {
+        final T value = decodeOrCount(src, srcOffset, length, sessionId, lostBefore);
+        if (value == null) {
             return;
         }
         final FluxSink<Received<T>> out = sink;
@@ -312,12 +324,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         if (event.length < 0) {
             return deliverBudget > 0;
         }
-        final T value;
-        try {
-            value = typedTopic.codec().decode(event.payload, 0, event.length);
-        } catch (final CodecException | IndexOutOfBoundsException ex) {
-            countMalformed("payload does not decode with codec " + topic.codec().name() + ": " + ex.getMessage(), event.length);
-            carry(event.sessionId, 1 + event.lostBefore);
+        final T value = decodeOrCount(event.payload, 0, event.length, event.sessionId, event.lostBefore);
+        if (value == null) {
             return deliverBudget > 0;
         }
         final Received<T> received = new Received<>(value, event.sessionId, event.sequence, event.timestampNs, event.lostBefore);
