@@ -390,15 +390,7 @@ final class Connection {
 
     /** Takes one data credit if there is one (any thread). */
     boolean tryTakeCredit() {
-        while (true) {
-            int c = credits.get();
-            if (c <= 0) {
-                return false;
-            }
-            if (credits.compareAndSet(c, c - 1)) {
-                return true;
-            }
-        }
+        return tryTake(credits);
     }
 
     /** @return this connection's counters, by {@link RdmaConnectionCounter} name in its order (any thread: a racy snapshot) */
