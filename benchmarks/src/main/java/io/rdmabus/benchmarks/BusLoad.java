@@ -64,7 +64,9 @@ final class BusLoad implements Load {
         try (BusPublication<byte[]> pub = a.publication(topic)) {
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (!pub.isConnected()) {
-                Load.checkDeadline(deadlineNs, label() + " connection");
+                if (Load.pastDeadline(deadlineNs)) {
+                    throw Load.timedOut(label() + " connection");
+                }
                 Thread.yield();
             }
             final byte[] payload = new byte[sizeBytes];
@@ -77,12 +79,16 @@ final class BusLoad implements Load {
                     if (status == PublishStatus.CLOSED) {
                         throw new IllegalStateException(label() + ": publication closed");
                     }
-                    Load.checkDeadline(deadlineNs, label() + " back-pressure");
+                    if (Load.pastDeadline(deadlineNs)) {
+                        throw Load.timedOut(label() + " back-pressure");
+                    }
                     idle.idle();
                 }
             }
             while (received.get() < messages) {
-                Load.checkDeadline(deadlineNs, label() + " delivery (" + received.get() + " of " + messages + ")");
+                if (Load.pastDeadline(deadlineNs)) {
+                    throw Load.timedOut(label() + " delivery (" + received.get() + " of " + messages + ")");
+                }
                 Thread.yield();
             }
             return lastNs.get() - startNs;
@@ -121,7 +127,9 @@ final class BusLoad implements Load {
         try (BusPublication<byte[]> pingPub = a.publication(ping)) {
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (!pingPub.isConnected() || !pongPub.isConnected()) {
-                Load.checkDeadline(deadlineNs, label() + " ping connection");
+                if (Load.pastDeadline(deadlineNs)) {
+                    throw Load.timedOut(label() + " ping connection");
+                }
                 Thread.yield();
             }
             final byte[] payload = new byte[Math.max(8, sizeBytes)];
@@ -133,12 +141,16 @@ final class BusLoad implements Load {
                 final long startNs = System.nanoTime();
                 idle.reset();
                 while (pingPub.offer(payload) != PublishStatus.OK) {
-                    Load.checkDeadline(deadlineNs, label() + " ping send");
+                    if (Load.pastDeadline(deadlineNs)) {
+                        throw Load.timedOut(label() + " ping send");
+                    }
                     idle.idle();
                 }
                 idle.reset();
                 while (lastSeq.get() != i) {
-                    Load.checkDeadline(deadlineNs, label() + " pong " + i);
+                    if (Load.pastDeadline(deadlineNs)) {
+                        throw Load.timedOut(label() + " pong " + i);
+                    }
                     idle.idle();
                 }
                 if (i >= warmup) {

@@ -84,7 +84,9 @@ final class FanOut {
                 long last = 0;
                 for (int s = 0; s < subscribers; s++) {
                     while (received.get(s) - base[s] < messages) {
-                        Load.checkDeadline(deadlineNs, "fan-out delivery to subscriber " + s);
+                        if (Load.pastDeadline(deadlineNs)) {
+                            throw Load.timedOut("fan-out delivery to subscriber " + s);
+                        }
                         Thread.yield();
                     }
                     last = Math.max(last, lastNs.get(s));

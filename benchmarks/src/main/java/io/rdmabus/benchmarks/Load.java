@@ -45,9 +45,25 @@ interface Load extends AutoCloseable {
      * @param what       what was awaited, for the message
      */
     static void checkDeadline(final long deadlineNs, final String what) {
-        if (System.nanoTime() > deadlineNs) {
-            throw new IllegalStateException("timed out waiting for " + what);
+        if (pastDeadline(deadlineNs)) {
+            throw timedOut(what);
         }
+    }
+
+    /**
+     * For a wait loop whose message is built from parts: {@code if (pastDeadline(d)) throw timedOut(...)} builds it only
+     * on the way out, not on every spin (a string per spin would be the harness's cost, charged to the contender).
+     *
+     * @param deadlineNs a {@link System#nanoTime()} deadline
+     * @return true once it has passed
+     */
+    static boolean pastDeadline(final long deadlineNs) {
+        return System.nanoTime() > deadlineNs;
+    }
+
+    /** @param what what was awaited @return the exception that says so */
+    static IllegalStateException timedOut(final String what) {
+        return new IllegalStateException("timed out waiting for " + what);
     }
 
     /** @param b buffer @param at index @param v value written little-endian */

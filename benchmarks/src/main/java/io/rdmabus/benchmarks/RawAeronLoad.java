@@ -145,7 +145,9 @@ final class RawAeronLoad implements Load {
                     }
                     idle.reset();
                     while (lastSeq.get() != i) {
-                        Load.checkDeadline(deadlineNs, "raw aeron pong " + i);
+                        if (Load.pastDeadline(deadlineNs)) {
+                            throw Load.timedOut("raw aeron pong " + i);
+                        }
                         idle.idle(pongSub.poll(onPong, 1));
                     }
                     if (i >= warmup) {

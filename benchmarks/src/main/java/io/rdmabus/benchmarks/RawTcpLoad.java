@@ -97,7 +97,9 @@ final class RawTcpLoad implements Load {
                 connection.channel().writeAndFlush(ping);
                 idle.reset();
                 while (lastSeq.get() != i) {
-                    Load.checkDeadline(deadlineNs, "raw tcp pong " + i);
+                    if (Load.pastDeadline(deadlineNs)) {
+                        throw Load.timedOut("raw tcp pong " + i);
+                    }
                     idle.idle();
                 }
                 if (i >= warmup) {
