@@ -24,7 +24,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -422,39 +421,11 @@ public final class RdmaTransport implements Transport {
         return cmProxy;
     }
 
-    /**
-     * Runs a command on the poller and waits for it (bounded), so the caller sees its effect. On the poller's own thread
-     * (a sink or subscriber calling in from a duty cycle; with a hosted poller, any agent of the bus's shared cycle) it
-     * runs at once. Otherwise the caller waits through {@link HostedAgent#idleWhileWaiting()}: in {@code INVOKER} mode,
-     * with no application thread inside {@code Bus.doWork()}, that runs the duty cycle on the caller. A poller that
-     * stopped meanwhile discards the command (counted by the proxy) and the wait ends.
-     */
+    /** Runs a command on the poller and waits for it (bounded): see {@link PollerProxy#runAndWait}. */
     private void runOnPoller(final Runnable command) {
         final HostedAgent host = pollerHost;
-        if (host == null || host.isClosed()) {
-            return;
-        }
-        if (host.onAgentThread()) {
-            command.run();
-            return;
-        }
-        CountDownLatch done = new CountDownLatch(1);
-        pollerProxy.run(() -> {
-            try {
-                command.run();
-            } finally {
-                done.countDown();
-            }
-        });
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(COMMAND_WAIT_MS);
-        while (done.getCount() > 0 && !host.isClosed()) {
-            if (Thread.currentThread().isInterrupted()) {
-                throw new TransportException("interrupted while waiting for the rdma poller");
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new TransportException("the rdma poller did not run a command within " + COMMAND_WAIT_MS + " ms");
-            }
-            host.idleWhileWaiting();
+        if (host != null) {
+            pollerProxy.runAndWait(host, command, COMMAND_WAIT_MS);
         }
     }
 
