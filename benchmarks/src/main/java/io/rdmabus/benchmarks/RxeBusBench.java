@@ -275,9 +275,6 @@ public final class RxeBusBench implements Callable<Integer> {
                     nextReportNs += TimeUnit.SECONDS.toNanos(1);
                 }
                 writeLong(payload, 0, seq);
-                if (invoker) {
-                    bus.doWork(); // the application loop: send completions free the publication's slots
-                }
                 final int status = publication.offer(payload);
                 if (status == PublishStatus.OK) {
                     seq++;
@@ -286,7 +283,9 @@ public final class RxeBusBench implements Callable<Integer> {
                     throw new BusException("best-effort publishing failed: " + PublishStatus.describe(status));
                 } else {
                     notOk++;
-                    waiting.idle(); // no subscriber credit (or not connected): back off as the bus's agents do
+                    // no subscriber credit, no free send slot (or not connected): back off as the bus's agents do;
+                    // INVOKER: this loop runs the bus's cycle while it waits (send completions free the slots)
+                    waiting.idle(invoker ? bus.doWork() : 0);
                 }
             }
             final QpSnapshot after = QpSnapshot.take();
