@@ -115,8 +115,9 @@ class Poller implements Agent {
             }
         }
         work += resume.stepReplays();
-        // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
-        // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
+        // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, ~1000 empty
+        // polls when spinning, or hosted 1 ms without a completion), not on every empty poll: that cost one CREDIT
+        // per ~3 frames under load
         emptyPolls = n == 0 ? emptyPolls + 1 : 0;
         if (hosted) {
             quiet = hostedQuiet(n);

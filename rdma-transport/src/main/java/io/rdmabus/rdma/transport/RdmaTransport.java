@@ -381,7 +381,6 @@ public final class RdmaTransport implements Transport {
 
     private void removeSubscription(final RdmaSubscription sub) {
         runOnPoller(() -> poller.removeLocal(sub)); // at once when called from the poller's thread (a sink's cancel)
-
         UdEndpoint ud = rdma == null ? null : rdma.ud;
         if (ud != null && sub.topic.delivery() == Delivery.BEST_EFFORT) {
             ud.unsubscribe(sub.topic); // UD path
