@@ -132,14 +132,15 @@ if [ "$run_lab" = 1 ]; then
         # UD multicast needs two subscribers and a sender on three hosts.
         [ "$lab_skip_reason" = "" ] && run_lab "UD multicast, 3 guests" --module rdma-transport --guests 3 \
             --class io.rdmabus.rdma.verbs.rxe.RxeMulticastTest
-        # The transport TCK over rdma (several buses on one rxe0; every bus with a bus secret) and the peer tests (one
+        # The transport TCK over rdma (several buses on one rxe0; every bus with a bus secret; once with SHARED buses, once
+        # with INVOKER buses whose poller an application loop's doWork() runs) and the peer tests (one
         # connection per node pair, authentication) and RELIABLE resume (a broken connection resumes exactly once and in
         # order; outside rdma.retention.frames the Flux fails with RetentionExceededException), the zero-copy subscription
         # contract (InPlaceTck) and the counters file of rdma buses read from another JVM (about 30 s). Two vCPUs: on one
         # the fan-out case has too little margin under TCG.
         [ "$lab_skip_reason" = "" ] && RXE_LAB_CPUS=2 run_lab "RDMA transport TCK + peers + resume + in-place + counters, 1 guest" \
             --module rdma-transport --guests 1 --timeout-s 1500 --class io.rdmabus.rdma.transport.RdmaTckTest \
-            --class io.rdmabus.rdma.transport.RdmaPeersRxeTest --class io.rdmabus.rdma.transport.RdmaResumeRxeTest \
+            --class io.rdmabus.rdma.transport.RdmaInvokerTckTest --class io.rdmabus.rdma.transport.RdmaPeersRxeTest --class io.rdmabus.rdma.transport.RdmaResumeRxeTest \
             --class io.rdmabus.rdma.transport.RdmaInPlaceTest --class io.rdmabus.rdma.transport.RdmaCountersRxeTest
         # The same TCK across two guests (issue 4): each case's publishing and subscribing buses on different guests,
         # guest 2's in a bus host that guest 1's cases drive over TCP (transport-tck io.rdmabus.tck.remote); its time

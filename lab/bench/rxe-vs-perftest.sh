@@ -6,7 +6,7 @@
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
 #                      [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
-#                      [--out DIR] [--timeout-s S]
+#                      [--threading DEDICATED|SHARED|INVOKER] [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
@@ -17,6 +17,8 @@
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
 #   --subscriber the ping phases' subscribers: copy (Bus.subscribe, default) or in-place (Bus.subscribeInPlace, zero-copy)
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
+#   --threading  the buses' threading mode (default SHARED): DEDICATED (the rdma poller and the delivery agent on
+#                threads of their own), SHARED (one shared thread), INVOKER (the bench's waiting threads call Bus.doWork())
 #
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
@@ -35,11 +37,12 @@ RATE_S=10
 RATE_WARMUP_S=15
 IDLES=backoff,yielding,busy-spin
 SUBSCRIBER=copy
+THREADING=SHARED
 OUT=
 TIMEOUT_S=900
 PROPERTIES=()
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,6 +54,7 @@ while [ $# -gt 0 ]; do
     --rate-warmup-s) RATE_WARMUP_S=${2:?}; shift 2 ;;
     --idle) IDLES=${2:?}; shift 2 ;;
     --subscriber) SUBSCRIBER=${2:?}; shift 2 ;;
+    --threading) THREADING=${2:?}; shift 2 ;;
     --out) OUT=${2:?}; shift 2 ;;
     --property) [[ ${2:-} =~ ^rdma\.[a-z.]+=[^[:space:]]+$ ]] || { echo "rxe-vs-perftest: --property wants rdma.KEY=VALUE" >&2; exit 2; }
       PROPERTIES+=("$2"); shift 2 ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $SUBSCRIBER =~ ^(copy|in-place)$ ]] || { echo "rxe-vs-perftest: --subscriber wants copy or in-place" >&2; exit 2; }
+[[ $THREADING =~ ^(DEDICATED|SHARED|INVOKER)$ ]] || { echo "rxe-vs-perftest: --threading wants DEDICATED, SHARED or INVOKER" >&2; exit 2; }
 [[ $TOPOLOGIES =~ ^[12](,[12])*$ ]] || { echo "rxe-vs-perftest: --guests wants 2, 1 or a list like 2,1" >&2; exit 2; }
 for v in "$COUNT" "$WARMUP" "$UD_SECONDS" "$RATE_S" "$RATE_WARMUP_S" "$TIMEOUT_S"; do
   is_uint "$v" || { echo "rxe-vs-perftest: '$v' is not a non-negative integer" >&2; exit 2; }
@@ -119,6 +124,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
   echo "--size"; echo "64"
   echo "--idle"; echo "$IDLES"
   echo "--subscriber"; echo "$SUBSCRIBER"
+  echo "--threading"; echo "$THREADING"
   echo "--rate-s"; echo "$RATE_S"
   echo "--rate-warmup-s"; echo "$RATE_WARMUP_S"
   for p in ${PROPERTIES[@]+"${PROPERTIES[@]}"}; do echo "--property"; echo "$p"; done
@@ -143,7 +149,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER$PROP_TEXT\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
@@ -231,7 +237,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
     echo "    java \$RDMABUS_JVM_FLAGS -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
-    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --subscriber $SUBSCRIBER --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
+    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
   } >> "$SUMMARY"
 done
 

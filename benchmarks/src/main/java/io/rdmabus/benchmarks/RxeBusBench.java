@@ -29,6 +29,7 @@ import io.rdmabus.Delivery;
 import io.rdmabus.IdleStrategies;
 import io.rdmabus.PublishStatus;
 import io.rdmabus.SubscriptionStats;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.cli.CliSupport;
@@ -59,6 +60,11 @@ import reactor.core.Disposable;
  * rate phase, so the report says which QP type (RC or UD) carried the best-effort messages. The client writes every
  * result to {@code --results} (a properties file); a phase that failed is written as {@code <phase>.error}, never as a
  * number. Timing is reported, never asserted.
+ *
+ * <p>{@code --threading} picks the buses' {@link ThreadingMode}. In {@code INVOKER} mode this program is the
+ * application loop: every thread that waits for the bus (the ping client for its pong, the echo server, the rate
+ * publisher between offers and the rate subscriber) calls {@link Bus#doWork()} while it waits and idles under the
+ * phase's idle strategy when a cycle found nothing to do, so receiving, delivering and echoing run on that one thread.
  */
 @Command(name = "rxe-bus-bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Bus over rdma: RELIABLE ping-pong RTT and BEST_EFFORT message rate between two processes (see lab/bench/).")
@@ -84,6 +90,10 @@ public final class RxeBusBench implements Callable<Integer> {
         description = "ping phases' subscribers: copy (Bus.subscribe, a Flux) or in-place (Bus.subscribeInPlace, zero-copy on the "
             + "poller thread) (default: ${DEFAULT-VALUE})")
     String subscriber;
+    @Option(names = "--threading", defaultValue = "SHARED",
+        description = "the buses' threading mode: DEDICATED, SHARED or INVOKER (this program's waiting threads call Bus.doWork()) "
+            + "(default: ${DEFAULT-VALUE})")
+    ThreadingMode threading;
     @Option(names = {"-n", "--pings"}, defaultValue = "2000", description = "measured round trips per ping phase (default: ${DEFAULT-VALUE})")
     int pings;
     @Option(names = "--warmup", defaultValue = "1000", description = "round trips before measuring (default: ${DEFAULT-VALUE})")
@@ -191,8 +201,8 @@ public final class RxeBusBench implements Callable<Integer> {
             final String phase = "ping-" + idles.get(i);
             try (Bus bus = newBus("pong-" + idles.get(i), idles.get(i), portBase + i, null)) {
                 final Disposable ponger = startPonger(bus);
-                log("server: %s echoing on %s:%d (%s)", phase, bind, portBase + i, bus.transportName());
-                final boolean done = awaitFile(phase + ".done", phaseTimeoutS);
+                log("server: %s echoing on %s:%d (%s, %s)", phase, bind, portBase + i, bus.transportName(), threading);
+                final boolean done = awaitFile(phase + ".done", phaseTimeoutS, bus, idles.get(i));
                 ponger.dispose();
                 log("server: %s %s", phase, done ? "finished" : "timed out waiting for the client");
             } catch (final RuntimeException ex) {
@@ -234,12 +244,13 @@ public final class RxeBusBench implements Callable<Integer> {
     private void publishRate() throws IOException, InterruptedException {
         final Properties report = new Properties();
         final String idle = "backoff";
+        final boolean invoker = threading == ThreadingMode.INVOKER;
         try (Bus bus = newBus("rate-pub", idle, portBase + RATE_PORT_OFFSET, null);
              BusPublication<byte[]> publication = bus.publication(RATE)) {
             log("server: rate publisher on %s:%d, waiting for the subscriber", bind, portBase + RATE_PORT_OFFSET);
-            awaitConnected(publication, System.nanoTime() + TimeUnit.SECONDS.toNanos(phaseTimeoutS));
+            awaitConnected(bus, publication, System.nanoTime() + TimeUnit.SECONDS.toNanos(phaseTimeoutS));
             // The subscriber says when its subscription is in place; then give the SUB a moment to settle.
-            if (!awaitFile("rate.subscribed", phaseTimeoutS)) {
+            if (!awaitFile("rate.subscribed", phaseTimeoutS, bus, idle)) {
                 throw new BusException("the subscriber never wrote rate.subscribed");
             }
             final QpSnapshot before = QpSnapshot.take();
@@ -272,7 +283,9 @@ public final class RxeBusBench implements Callable<Integer> {
                     throw new BusException("best-effort publishing failed: " + PublishStatus.describe(status));
                 } else {
                     notOk++;
-                    waiting.idle(); // no subscriber credit (or not connected): back off as the bus's agents do
+                    // no subscriber credit, no free send slot (or not connected): back off as the bus's agents do;
+                    // INVOKER: this loop runs the bus's cycle while it waits (send completions free the slots)
+                    waiting.idle(invoker ? bus.doWork() : 0);
                 }
             }
             final QpSnapshot after = QpSnapshot.take();
@@ -291,7 +304,7 @@ public final class RxeBusBench implements Callable<Integer> {
             // Keep the bus open until the subscriber has counted, so nothing in flight is cut off.
             writeProperties(sync.resolve("rate.done.tmp"), report);
             Files.move(sync.resolve("rate.done.tmp"), sync.resolve("rate.done"), StandardCopyOption.ATOMIC_MOVE);
-            awaitFile("rate.counted", phaseTimeoutS);
+            awaitFile("rate.counted", phaseTimeoutS, bus, idle);
         } catch (final RuntimeException ex) {
             log("server: rate failed: %s", ex);
             signal("rate.server-error", ex.toString());
@@ -358,7 +371,8 @@ public final class RxeBusBench implements Callable<Integer> {
         long resent = 0;
         try (BusPublication<byte[]> ping = bus.publication(PING)) {
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(phaseTimeoutS);
-            awaitConnected(ping, deadlineNs);
+            awaitConnected(bus, ping, deadlineNs);
+            final boolean invoker = threading == ThreadingMode.INVOKER;
             // The pinging thread waits the way the bus's agents do (a spinning waiter under backoff would not be like for like).
             final IdleStrategy idle = IdleStrategies.supplier(idleName).get();
             final byte[] payload = new byte[sizeBytes];
@@ -379,7 +393,11 @@ public final class RxeBusBench implements Callable<Integer> {
                             sentNs = nowNs;
                         }
                     }
-                    idle.idle();
+                    if (invoker) {
+                        idle.idle(bus.doWork()); // the pong arrives (and is delivered) on this thread
+                    } else {
+                        idle.idle();
+                    }
                 }
                 if (seq >= warmup) {
                     histogram.recordValue(lastRttNs.get());
@@ -411,12 +429,12 @@ public final class RxeBusBench implements Callable<Integer> {
             });
             signal("rate.subscribed", "");
             log("client: rate subscriber connecting to %s:%d", peer, portBase + RATE_PORT_OFFSET);
-            if (!awaitFile("rate.done", phaseTimeoutS + rateS + rateWarmupS)) {
+            if (!awaitFile("rate.done", phaseTimeoutS + rateS + rateWarmupS, bus, "backoff")) {
                 subscription.dispose();
                 throw new BusException("the publisher did not finish (no rate.done in " + sync + ")");
             }
             final Properties pub = readProperties(sync.resolve("rate.done"));
-            Thread.sleep(1000); // messages still in flight when the publisher stopped
+            awaitFile(null, 1, bus, "backoff"); // 1 s for the messages still in flight when the publisher stopped
             for (final SubscriptionStats st : bus.stats().subscriptions()) { // before dispose: a disposed subscription is not listed
                 if (st.topic().equals(RATE.name())) {
                     results.setProperty("rate.sub.frames-received", Long.toString(st.framesReceived()));
@@ -464,7 +482,8 @@ public final class RxeBusBench implements Callable<Integer> {
     private Bus newBus(final String name, final String idle, final int listenPort, final String seed) {
         // A generous connect timeout: under TCG a cold JVM's accept (QP, registered buffers) can take longer than the
         // default 3 s, and a client that gives up makes the server accept a stale request (EINVAL) and start over.
-        final var builder = Bus.builder().name(name).transport("rdma").idleStrategy(idle).transportProperty("rdma.connect.timeout.ms", "15000");
+        final var builder = Bus.builder().name(name).transport("rdma").idleStrategy(idle).threadingMode(threading)
+            .transportProperty("rdma.connect.timeout.ms", "15000");
         if (bind != null) {
             builder.transportProperty("rdma.bind", bind);
         }
@@ -481,24 +500,49 @@ public final class RxeBusBench implements Callable<Integer> {
         return builder.build();
     }
 
-    static void awaitConnected(final BusPublication<?> publication, final long deadlineNs) {
+    /** Waits for a subscriber of {@code publication}; an {@code INVOKER} bus's cycles run here meanwhile. */
+    private void awaitConnected(final Bus bus, final BusPublication<?> publication, final long deadlineNs) {
+        final IdleStrategy idle = IdleStrategies.supplier("backoff").get();
         while (!publication.isConnected()) {
             if (System.nanoTime() > deadlineNs) {
                 throw new BusException("no subscriber connected to '" + publication.topic().name() + "' in time: is the other side running?");
             }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            if (threading == ThreadingMode.INVOKER) {
+                idle.idle(bus.doWork());
+            } else {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            }
         }
     }
 
-    private boolean awaitFile(final String name, final long timeoutS) throws InterruptedException {
+    /**
+     * Waits (bounded) for the other side's file {@code name} in the sync directory (null: for the whole bound), looking
+     * every 50 ms. An
+     * {@code INVOKER} bus is driven meanwhile: this thread runs its cycles, idling under {@code idleName} when one found
+     * nothing to do (the echo server's pongs and the subscriber's deliveries happen in here).
+     */
+    private boolean awaitFile(final String name, final long timeoutS, final Bus bus, final String idleName) throws InterruptedException {
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutS);
-        while (!Files.exists(sync.resolve(name))) {
-            if (System.nanoTime() > deadlineNs) {
-                return false;
+        final IdleStrategy idle = IdleStrategies.supplier(idleName).get();
+        final long lookEveryNs = TimeUnit.MILLISECONDS.toNanos(50);
+        long nextLookNs = System.nanoTime();
+        while (true) {
+            final long nowNs = System.nanoTime();
+            if (nowNs - nextLookNs >= 0) {
+                if (name != null && Files.exists(sync.resolve(name))) {
+                    return true;
+                }
+                if (nowNs > deadlineNs) {
+                    return false;
+                }
+                nextLookNs = nowNs + lookEveryNs;
             }
-            Thread.sleep(50);
+            if (threading == ThreadingMode.INVOKER) {
+                idle.idle(bus.doWork());
+            } else {
+                Thread.sleep(50);
+            }
         }
-        return true;
     }
 
     private void signal(final String name, final String content) throws IOException {

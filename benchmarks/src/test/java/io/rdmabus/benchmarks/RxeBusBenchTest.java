@@ -8,6 +8,7 @@ import java.io.StringWriter;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.samples.cli.CliSupport;
 
 import org.junit.jupiter.api.Test;
@@ -65,5 +66,18 @@ class RxeBusBenchTest {
         assertEquals(CommandLine.ExitCode.USAGE, cli().execute("--role", "client", "--size", "8"));
         assertEquals(CommandLine.ExitCode.USAGE, cli().execute("--role", "server"));
         assertEquals(CommandLine.ExitCode.USAGE, cli().execute("--role", "both", "--idle", "spinning"));
+    }
+
+    @Test
+    void threadingDefaultsToSharedAndABadModeIsRefusedNamingTheOption() {
+        final RxeBusBench bench = new RxeBusBench();
+        CliSupport.commandLine(bench).parseArgs("--role", "client");
+        assertEquals(ThreadingMode.SHARED, bench.threading, "today's mode unless --threading says otherwise");
+        CliSupport.commandLine(bench).parseArgs("--role", "client", "--threading", "INVOKER");
+        assertEquals(ThreadingMode.INVOKER, bench.threading);
+        final StringWriter err = new StringWriter();
+        final int exit = CliSupport.commandLine(new RxeBusBench()).setErr(new PrintWriter(err)).execute("--role", "client", "--threading", "POOLED");
+        assertEquals(CommandLine.ExitCode.USAGE, exit);
+        assertTrue(err.toString().contains("--threading"), err.toString());
     }
 }

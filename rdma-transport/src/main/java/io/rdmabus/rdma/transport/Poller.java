@@ -29,14 +29,18 @@ import org.slf4j.LoggerFactory;
  * ({@link ControlSender}), RELIABLE resume and replay ({@link ReliableResume}) and the periodic duties
  * ({@link LivenessDuty}). Other threads reach it only through {@link PollerProxy}.
  *
- * <p>Owner: its own thread ({@code rdma-bus-rdma-poller-<bus>}) owns every field here, the local subscriptions and the
- * {@link Connection} fields marked "poller"; it hands a failed connection to the cm agent through {@link CmAgentProxy}.
+ * <p>Owner: the thread running its duty cycle owns every field here, the local subscriptions and the {@link Connection}
+ * fields marked "poller": its own thread ({@code rdma-bus-rdma-poller-<bus>}, {@code DEDICATED}), or the bus's host
+ * (the shared thread, or in {@code INVOKER} mode the one thread inside the bus's duty cycle); it hands a failed
+ * connection to the cm agent through {@link CmAgentProxy}.
  * The diagnostic counters below are plain fields read racily through the transport's {@code pollerStats()}.
  */
 class Poller implements Agent {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
     /** Completions polled per {@code ibv_poll_cq}. */
     private static final int BATCH = 64;
+    /** A hosted poller (it never sleeps on the completion channel) counts as quiet this long after its last completion. */
+    private static final long HOSTED_QUIET_NS = 1_000_000;
 
     private final String roleName;
     private final RdmaContext ctx;
@@ -55,8 +59,9 @@ class Poller implements Agent {
     private final LivenessDuty liveness;
     /** Reads the received RC message being handled (a control message, or a DATA envelope). */
     private final ControlFlyweight rx = new ControlFlyweight();
-    /** The poller's thread, set at its start (volatile: other threads ask whether they run on it). */
-    private volatile Thread thread;
+    /** Hosted by the bus: no completion-channel sleep tells it that it is quiet, the time since the last completion does. */
+    private boolean hosted;
+    private long lastCompletionNs;
     long dutyCycles;
     long idleCycles;
     long completions;
@@ -81,14 +86,9 @@ class Poller implements Agent {
         this.liveness = new LivenessDuty(ctx, this::fail);
     }
 
-    @Override
-    public void onStart() {
-        thread = Thread.currentThread();
-    }
-
-    /** @return whether the caller runs on the poller's thread */
-    boolean onPollerThread() {
-        return Thread.currentThread() == thread;
+    /** The bus hosts this poller (set before it starts): it idles under the host's strategy, never on the completion channel. */
+    void hosted() {
+        this.hosted = true;
     }
 
     /** @return the diagnostic counters (racy): duty cycles, idle ones, completions, DATA receives, control sends, CREDITs, sleeps */
@@ -115,9 +115,13 @@ class Poller implements Agent {
             }
         }
         work += resume.stepReplays();
-        // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, or ~1000
-        // empty polls when spinning), not on every empty poll: that cost one CREDIT per ~3 frames under load
+        // owed credits below the batch threshold go back once the poller is quiet (a sleep timed out, ~1000 empty
+        // polls when spinning, or hosted 1 ms without a completion), not on every empty poll: that cost one CREDIT
+        // per ~3 frames under load
         emptyPolls = n == 0 ? emptyPolls + 1 : 0;
+        if (hosted) {
+            quiet = hostedQuiet(n);
+        }
         boolean idle = quiet || emptyPolls >= 1000;
         quiet = false;
         work += liveness.onDuty(active);
@@ -137,6 +141,19 @@ class Poller implements Agent {
             idleCycles++;
         }
         return work;
+    }
+
+    /** Hosted: quiet once no completion came for {@link #HOSTED_QUIET_NS} (the host's idle strategy may park between cycles). */
+    private boolean hostedQuiet(final int n) {
+        if (n > 0 || lastCompletionNs == 0) {
+            lastCompletionNs = System.nanoTime();
+            return false;
+        }
+        if (System.nanoTime() - lastCompletionNs < HOSTED_QUIET_NS) {
+            return false;
+        }
+        lastCompletionNs = System.nanoTime(); // then again a quiet period later, not on every cycle
+        return true;
     }
 
     /**

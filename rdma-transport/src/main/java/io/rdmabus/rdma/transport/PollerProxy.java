@@ -1,5 +1,10 @@
 package io.rdmabus.rdma.transport;
 
+import io.rdmabus.TransportException;
+import io.rdmabus.spi.HostedAgent;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -54,6 +59,47 @@ final class PollerProxy extends CommandQueue {
     /** The poller runs {@code command} (any thread). */
     void run(final Runnable command) {
         offer(command);
+    }
+
+    /**
+     * Runs {@code command} on the poller and returns once it ran, so the caller sees its effect (any thread). On the
+     * poller's own thread ({@code host.onAgentThread()}: a sink or subscriber calling in from a duty cycle; with a hosted
+     * poller, any agent of the bus's shared cycle) it runs at once. Otherwise it is queued and the caller waits through
+     * {@link HostedAgent#idleWhileWaiting()}: in {@code INVOKER} mode, with no other thread inside the bus's duty cycle,
+     * that runs the cycle on the caller, so the wait never depends on the application's loop. A poller that is or
+     * becomes closed ends the wait (its queued commands are discarded and counted at the transport's close).
+     *
+     * @param host      where the poller runs
+     * @param command   the command
+     * @param timeoutMs bound on the wait
+     * @throws TransportException if the running poller did not run it within {@code timeoutMs}, or the caller was interrupted
+     */
+    void runAndWait(final HostedAgent host, final Runnable command, final long timeoutMs) {
+        if (host.isClosed()) {
+            return;
+        }
+        if (host.onAgentThread()) {
+            command.run();
+            return;
+        }
+        final AtomicBoolean done = new AtomicBoolean();
+        offer(() -> {
+            try {
+                command.run();
+            } finally {
+                done.set(true);
+            }
+        });
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!done.get() && !host.isClosed()) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw new TransportException("interrupted while waiting for the rdma poller to run a command");
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new TransportException("the rdma poller did not run a command within " + timeoutMs + " ms");
+            }
+            host.idleWhileWaiting();
+        }
     }
 
     /**

@@ -5,6 +5,7 @@ import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.rdma.verbs.SendRequest;
 import io.rdmabus.spi.FrameClaim;
+import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.TransportPublication;
 import io.rdmabus.spi.TransportStatus;
@@ -13,8 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -54,8 +53,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private final RdmaContext ctx;
     /** Where a connection a post failed on goes to be torn down (any thread). */
     private final PollerProxy poller;
-    /** Whether the poller still runs (close lingers for completions only while it does). */
-    private final BooleanSupplier pollerRunning;
+    /** Where the poller runs: close lingers for completions only while it does, letting it progress while it waits. */
+    private final HostedAgent pollerHost;
     /** Writes the DATA envelope in front of each frame (publisher thread). */
     private final ControlFlyweight envelope = new ControlFlyweight();
     private final TopicDescriptor topic;
@@ -110,12 +109,12 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     /** Diagnostics (publisher thread): claims refused while a reconnected subscriber was being replayed (or STARTs posted). */
     long replayWaits;
 
-    RdmaPublication(final RdmaContext ctx, final PollerProxy poller, final BooleanSupplier pollerRunning, final int poolIndex,
+    RdmaPublication(final RdmaContext ctx, final PollerProxy poller, final HostedAgent pollerHost, final int poolIndex,
                     final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr, final int maxFrame, final int slotBytes,
                     final int slots, final int sessionId) {
         this.ctx = ctx;
         this.poller = poller;
-        this.pollerRunning = pollerRunning;
+        this.pollerHost = pollerHost;
         this.poolIndex = poolIndex;
         this.topic = topic;
         this.route = route;
@@ -461,10 +460,11 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         if (gate.heldByCurrentThread()) {
             abort();
         }
-        // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered.
+        // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered (INVOKER:
+        // idleWhileWaiting runs the poller on this thread when the application's loop is not inside the bus's cycle)
         final long deadline = System.nanoTime() + LINGER_NS;
-        while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && pollerRunning.getAsBoolean()) {
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        while ((busySlots() > 0 || replaying > 0) && System.nanoTime() < deadline && !pollerHost.isClosed()) {
+            pollerHost.idleWhileWaiting();
         }
         ctx.publications.sessionEnded(this); // after a claim that was in progress at close committed
         ctx.publications.remove(this);

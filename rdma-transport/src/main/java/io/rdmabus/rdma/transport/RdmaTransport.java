@@ -5,6 +5,8 @@ import io.rdmabus.TransportException;
 import io.rdmabus.rdma.verbs.Access;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.spi.AgentThreads;
+import io.rdmabus.spi.DedicatedAgentHost;
+import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.SubscriptionSink;
 import io.rdmabus.spi.TopicDescriptor;
 import io.rdmabus.spi.Transport;
@@ -22,11 +24,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.concurrent.AgentRunner;
 import org.slf4j.Logger;
@@ -85,7 +85,8 @@ public final class RdmaTransport implements Transport {
     private ConnectionLifecycle lifecycle;
     /** Null without {@code rdma.discovery=multicast}. */
     private Discovery discovery;
-    private AgentRunner pollerRunner;
+    /** Where the poller runs: {@link PollerThread} (its own thread) or the bus's host (shared thread, application's doWork). */
+    private HostedAgent pollerHost;
     private AgentRunner cmRunner;
     /** Volatile: application threads check these on every call; start() and close() set them under this object's monitor. */
     private volatile boolean started;
@@ -143,7 +144,7 @@ public final class RdmaTransport implements Transport {
     @Override
     public Map<String, Long> counters() {
         Map<String, Long> out = new LinkedHashMap<>();
-        boolean running = pollerRunner != null;
+        boolean running = pollerHost != null;
         UdEndpoint ud = rdma == null ? null : rdma.ud;
         for (RdmaCounter d : RdmaCounter.values()) {
             boolean applies = switch (d.scope()) {
@@ -250,16 +251,29 @@ public final class RdmaTransport implements Transport {
         lifecycle = new ConnectionLifecycle(rdma, this::pollerRunning);
         discovery = config.discovery().multicast() ? new Discovery(rdma, subscribedTopics::containsKey) : null;
         poller = pollerFactory.create("rdma-bus-rdma-poller-" + ctx.busName(), rdma, pollerProxy, cmProxy);
-        pollerRunner = new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
-                POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept, null, poller);
         cmRunner = new AgentRunner(ctx.idleStrategy().get(), ctx.errorHandler()::accept, null,
                 new ConnectionManager("rdma-bus-rdma-cm-" + ctx.busName(), rdma, lifecycle, cmProxy, pollerProxy, discovery, seeds));
         if (config.auth().unset()) {
             warnWithoutSecret(ctx.busName(), device);
         }
-        AgentThreads.start(pollerRunner);
+        pollerHost = hostPoller(ctx);
         AgentThreads.start(cmRunner);
         started = true;
+    }
+
+    /**
+     * A {@code DEDICATED} bus (its host is a {@link DedicatedAgentHost}): the poller gets a thread of its own that sleeps
+     * on the completion channel when idle. {@code SHARED} and {@code INVOKER}: the bus hosts it beside its delivery
+     * agent (the shared thread, or the application's {@code Bus.doWork()}), so a received frame reaches its subscriber on
+     * the thread that polled it (see "Threads" in {@code docs/rdma-transport.md}).
+     */
+    private HostedAgent hostPoller(final TransportContext ctx) {
+        if (ctx.agentHost() instanceof DedicatedAgentHost) {
+            return new PollerThread(new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
+                    POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept, null, poller));
+        }
+        poller.hosted();
+        return ctx.agentHost().host(poller);
     }
 
     /** Once per process at WARN (a process may start many buses: tests, a bus host); the rest at DEBUG. */
@@ -314,7 +328,7 @@ public final class RdmaTransport implements Transport {
         int slots = topic.delivery() == Delivery.RELIABLE ? config.retentionFrames() : config.sendBuffers();
         RdmaPublication pub = publications.add(index -> {
             MemoryRegion mr = rdma.device.pd.registerMemory((long) config.slotBytes() * slots, Access.NONE);
-            return new RdmaPublication(rdma, pollerProxy, this::pollerRunning, index, topic, route(topic.topicId()), mr, maxFrame,
+            return new RdmaPublication(rdma, pollerProxy, pollerHost, index, topic, route(topic.topicId()), mr, maxFrame,
                     config.slotBytes(), slots, sessionId);
         });
         if (pub.retains() && pub.hasSession()) {
@@ -362,15 +376,11 @@ public final class RdmaTransport implements Transport {
     }
 
     boolean pollerRunning() {
-        return pollerRunner != null && !pollerRunner.isClosed();
+        return pollerHost != null && !pollerHost.isClosed();
     }
 
     private void removeSubscription(final RdmaSubscription sub) {
-        if (pollerRunning() && !poller.onPollerThread()) {
-            runOnPoller(() -> poller.removeLocal(sub));
-        } else if (pollerRunning()) {
-            poller.removeLocal(sub);
-        }
+        runOnPoller(() -> poller.removeLocal(sub)); // at once when called from the poller's thread (a sink's cancel)
         UdEndpoint ud = rdma == null ? null : rdma.ud;
         if (ud != null && sub.topic.delivery() == Delivery.BEST_EFFORT) {
             ud.unsubscribe(sub.topic); // UD path
@@ -410,27 +420,11 @@ public final class RdmaTransport implements Transport {
         return cmProxy;
     }
 
-    /** Runs a command on the poller and waits for it (bounded), so the caller sees its effect. */
+    /** Runs a command on the poller and waits for it (bounded): see {@link PollerProxy#runAndWait}. */
     private void runOnPoller(final Runnable command) {
-        CountDownLatch done = new CountDownLatch(1);
-        Runnable wrapped = () -> {
-            try {
-                command.run();
-            } finally {
-                done.countDown();
-            }
-        };
-        if (!pollerRunning()) {
-            return;
-        }
-        pollerProxy.run(wrapped);
-        try {
-            if (!done.await(COMMAND_WAIT_MS, TimeUnit.MILLISECONDS) && pollerRunning()) {
-                throw new TransportException("the rdma poller did not run a command within " + COMMAND_WAIT_MS + " ms");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TransportException("interrupted while waiting for the rdma poller", e);
+        final HostedAgent host = pollerHost;
+        if (host != null) {
+            pollerProxy.runAndWait(host, command, COMMAND_WAIT_MS);
         }
     }
 
@@ -461,8 +455,8 @@ public final class RdmaTransport implements Transport {
             // best effort: peers also notice the disconnect
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
-        while (System.nanoTime() < deadline && connections.anyOutstanding()) {
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        while (System.nanoTime() < deadline && connections.anyOutstanding() && pollerRunning()) {
+            pollerHost.idleWhileWaiting(); // INVOKER: runs the poller here, the application's loop may be gone
         }
         for (int i = 0; i < ConnectionTable.SIZE; i++) {
             Connection c = connections.atSlot(i);
@@ -475,7 +469,7 @@ public final class RdmaTransport implements Transport {
                 }
             }
         }
-        pollerRunner.close();
+        pollerHost.close(); // returns once the poller's onClose ran (INVOKER: a cycle on this thread runs it)
         pollerProxy.close();
         DeviceResources.closeQuietly(ud); // UD path: before the CQ and PD it uses
         for (int i = 0; i < ConnectionTable.SIZE; i++) {

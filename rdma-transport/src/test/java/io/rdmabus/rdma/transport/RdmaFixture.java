@@ -6,10 +6,12 @@ import io.rdmabus.spi.StaticSeedDiscovery;
 import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
 import io.rdmabus.PublishStatus;
+import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.spi.Transport;
 import io.rdmabus.spi.TransportContext;
+import io.rdmabus.tck.InvokedBus;
 import io.rdmabus.tck.TckFixture;
 
 import java.util.ArrayList;
@@ -26,7 +28,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Several RDMA buses in one JVM on one rxe device (rxe loopback): each bus listens on its own rdma_cm port (never
- * reused within a run, so a seed always names one bus) and gets the endpoints of the buses still open as seeds.
+ * reused within a run, so a seed always names one bus) and gets the endpoints of the buses still open as seeds. Its
+ * buses run in the threading mode it was made with (default {@code SHARED}); an {@code INVOKER} bus comes with an
+ * application loop that drives it ({@link InvokedBus}), so its rdma poller runs on that loop's thread.
  */
 final class RdmaFixture implements TckFixture {
     private static final int PORT_BASE = 17800;
@@ -39,6 +43,7 @@ final class RdmaFixture implements TckFixture {
     private final List<RdmaTransport> transports = new ArrayList<>();
     private final Map<Bus, RdmaTransport> byBus = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, String> extra;
+    private final ThreadingMode threadingMode;
     /**
      * How long a bus's start may take before the watchdog prints every thread (the only view of a hang inside the
      * lab): 20 s once the fixture is warm; during the warm-up 120 s, since the first transport's start alone takes ~35 s
@@ -55,7 +60,17 @@ final class RdmaFixture implements TckFixture {
      * @param portBase        first rdma_cm port; each bus takes the next one
      */
     RdmaFixture(final Map<String, String> extraProperties, final int portBase) {
+        this(extraProperties, portBase, ThreadingMode.SHARED);
+    }
+
+    /**
+     * @param extraProperties rdma properties of every transport (e.g. the bus secret)
+     * @param portBase        first rdma_cm port; each bus takes the next one
+     * @param threadingMode   the buses' threading mode
+     */
+    RdmaFixture(final Map<String, String> extraProperties, final int portBase, final ThreadingMode threadingMode) {
         this.extra = Map.copyOf(extraProperties);
+        this.threadingMode = threadingMode;
         this.nextPort = new AtomicInteger(portBase);
         warmUp();
         startWatchdogSeconds = 20;
@@ -100,7 +115,8 @@ final class RdmaFixture implements TckFixture {
 
     @Override
     public String name() {
-        return "rdma on one rxe device (loopback; best effort over " + RdmaTransportConfig.parse(extra).ud().mode() + ")";
+        return "rdma on one rxe device (loopback; best effort over " + RdmaTransportConfig.parse(extra).ud().mode() + "; "
+                + threadingMode + " buses)";
     }
 
     private RdmaTransport newTransport() {
@@ -147,7 +163,8 @@ final class RdmaFixture implements TckFixture {
         ScheduledFuture<?> dump = WATCHDOG.schedule(() -> dumpThreads("newBus(" + busName + ") still running after " + watchdogSeconds
                 + " s"), watchdogSeconds, TimeUnit.SECONDS);
         try {
-            Bus bus = Bus.builder().name(busName).transport(t).discovery(seeds(seedEndpoints)).idleStrategy("backoff").build();
+            Bus bus = InvokedBus.driven(Bus.builder().name(busName).transport(t).discovery(seeds(seedEndpoints)).idleStrategy("backoff")
+                    .threadingMode(threadingMode).build(), threadingMode);
             register(t);
             byBus.put(bus, t);
             return new io.rdmabus.tck.remote.BusNode(bus, t.listenEndpoint());
