@@ -6,7 +6,7 @@
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
 #                      [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
-#                      [--out DIR] [--timeout-s S]
+#                      [--jfr] [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
@@ -17,6 +17,8 @@
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
 #   --subscriber the ping phases' subscribers: copy (Bus.subscribe, default) or in-place (Bus.subscribeInPlace, zero-copy)
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
+#   --jfr        record each guest's bus JVM with JFR (settings=profile, thread CPU load every 1 s) into
+#                <out>/guests<N>/guest<i>/bus.jfr (the guest's /mnt/out); slows the bus: profile with it, never rate
 #
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
@@ -38,8 +40,9 @@ SUBSCRIBER=copy
 OUT=
 TIMEOUT_S=900
 PROPERTIES=()
+JFR=0
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --property) [[ ${2:-} =~ ^rdma\.[a-z.]+=[^[:space:]]+$ ]] || { echo "rxe-vs-perftest: --property wants rdma.KEY=VALUE" >&2; exit 2; }
       PROPERTIES+=("$2"); shift 2 ;;
     --timeout-s) TIMEOUT_S=${2:?}; shift 2 ;;
+    --jfr) JFR=1; shift ;;
     -h|--help) usage ;;
     *) echo "rxe-vs-perftest: unknown argument '$1'" >&2; usage ;;
   esac
@@ -110,6 +114,8 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
 {
   for f in $RDMABUS_JVM_FLAGS; do echo "$f"; done
   echo "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+  # /mnt/out is the guest's LAB_OUT (lab/guest-init.sh): the recording lands beside the guest's bus.txt
+  [ "$JFR" = 0 ] || echo "-XX:StartFlightRecording=settings=profile,filename=/mnt/out/bus.jfr,dumponexit=true,jdk.ThreadCPULoad#period=1s"
   echo "-cp"
   echo "$CLASSPATH_VALUE"
 } > "$OUT/launch/jvm.args"
@@ -143,7 +149,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER$PROP_TEXT\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
