@@ -114,8 +114,9 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
 {
   for f in $RDMABUS_JVM_FLAGS; do echo "$f"; done
   echo "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
-  # /mnt/out is the guest's LAB_OUT (lab/guest-init.sh): the recording lands beside the guest's bus.txt
-  [ "$JFR" = 0 ] || echo "-XX:StartFlightRecording=settings=profile,filename=/mnt/out/bus.jfr,dumponexit=true,jdk.ThreadCPULoad#period=1s"
+  # /mnt/out is the guest's LAB_OUT (lab/guest-init.sh): the recording lands beside the guest's bus.txt; quoted,
+  # since an unquoted '#' starts a comment in a java @argument file
+  [ "$JFR" = 0 ] || echo '"-XX:StartFlightRecording=settings=profile,filename=/mnt/out/bus.jfr,dumponexit=true,jdk.ThreadCPULoad#period=1s"'
   echo "-cp"
   echo "$CLASSPATH_VALUE"
 } > "$OUT/launch/jvm.args"
