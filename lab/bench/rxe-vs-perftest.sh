@@ -6,7 +6,7 @@
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
 #                      [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
-#                      [--jfr] [--out DIR] [--timeout-s S]
+#                      [--jfr] [--java-opt OPT]... [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
@@ -19,6 +19,7 @@
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
 #   --jfr        record each guest's bus JVM with JFR (settings=profile, thread CPU load every 1 s) into
 #                <out>/guests<N>/guest<i>/bus.jfr (the guest's /mnt/out); slows the bus: profile with it, never rate
+#   --java-opt   extra JVM option for every bus JVM in the guests (repeatable), e.g. --java-opt -XX:TieredStopAtLevel=1
 #
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
@@ -41,8 +42,9 @@ OUT=
 TIMEOUT_S=900
 PROPERTIES=()
 JFR=0
+JAVA_OPTS=()
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -59,6 +61,8 @@ while [ $# -gt 0 ]; do
       PROPERTIES+=("$2"); shift 2 ;;
     --timeout-s) TIMEOUT_S=${2:?}; shift 2 ;;
     --jfr) JFR=1; shift ;;
+    --java-opt) [[ ${2:-} =~ ^-[^[:space:]#]+$ ]] || { echo "rxe-vs-perftest: --java-opt wants one JVM option (no spaces, no '#')" >&2; exit 2; }
+      JAVA_OPTS+=("$2"); shift 2 ;;
     -h|--help) usage ;;
     *) echo "rxe-vs-perftest: unknown argument '$1'" >&2; usage ;;
   esac
@@ -116,6 +120,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
   echo "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
   # /mnt/out is the guest's LAB_OUT (lab/guest-init.sh): the recording lands beside the guest's bus.txt; quoted,
   # since an unquoted '#' starts a comment in a java @argument file
+  for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do echo "$o"; done
   [ "$JFR" = 0 ] || echo '"-XX:StartFlightRecording=settings=profile,filename=/mnt/out/bus.jfr,dumponexit=true,jdk.ThreadCPULoad#period=1s"'
   echo "-cp"
   echo "$CLASSPATH_VALUE"
@@ -150,7 +155,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
