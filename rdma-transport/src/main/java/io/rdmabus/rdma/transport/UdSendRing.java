@@ -18,14 +18,17 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * datagram signalled, so the slot returns as soon as the device is done with it. Inline datagrams (copied into the
  * work request at post time) hold no slot: one in {@link #SIGNAL_INTERVAL} is signalled. The unsignalled tail of a
  * burst only keeps up to {@code SIGNAL_INTERVAL - 1} places counted in {@link UdEndpoint#outstanding} until the next
- * completion, far below the send queue depth, so the queue never overflows and never looks full when it is not.
+ * completion, a quarter of the send queue depth, so the queue never overflows and never looks full when it is not
+ * (the device frees an unsignalled request's place only with a later signalled one's completion, so they are taken).
+ * The interval is as long as that allows because every completion costs the publisher's host a poller wake-up (and
+ * the poller's yield window after it): on one emulated vCPU that was a fifth of the CPU at one in 32.
  *
  * <p>Threads: publisher threads post under this object's monitor ({@link #post}); the poller releases under it
  * ({@link #onCompletion}). The ring itself is preallocated (no allocation per frame).
  */
 final class UdSendRing {
-    /** An inline data send is signalled once in this many (bounded well below {@link UdEndpoint#SEND_QUEUE_DEPTH}). */
-    static final int SIGNAL_INTERVAL = 32;
+    /** An inline data send is signalled once in this many (a quarter of {@link UdEndpoint#SEND_QUEUE_DEPTH}). */
+    static final int SIGNAL_INTERVAL = UdEndpoint.SEND_QUEUE_DEPTH / 4;
     private static final long NO_SLOT = -1;
     private static final long SEQ_MASK = WorkRequestId.SEQUENCE_MASK;
 
