@@ -73,6 +73,8 @@ final class UdEndpoint implements AutoCloseable {
     final int qkey;
     final boolean multicast;
     final QueuePair qp;
+    /** {@code qp::postSend}, made once: what {@link UdSendRing#post} posts data frames through. */
+    final UdSendRing.Poster poster;
     final int qpn;
     final int ipv4;
     private final int sgidIndex;
@@ -198,6 +200,7 @@ final class UdEndpoint implements AutoCloseable {
         this.sendId = send;
         this.groups = new UdGroups(data, send, pd);
         this.qp = q;
+        this.poster = q::postSend;
         this.qpn = q.qpNumber();
         this.maxInlineBytes = q.maxInlineBytes();
         this.recvMr = mr;

@@ -1,6 +1,5 @@
 package io.rdmabus.rdma.transport;
 
-import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.SendRequestList;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,6 +29,14 @@ final class UdSendRing {
     /** An inline data send is signalled once in this many (a quarter of {@link UdEndpoint#SEND_QUEUE_DEPTH}). */
     static final int SIGNAL_INTERVAL = UdEndpoint.SEND_QUEUE_DEPTH / 4;
     private static final long NO_SLOT = -1;
+
+    /** One {@code ibv_post_send} of a list: the UD QP's {@code QueuePair::postSend} (a recorder in the host test). */
+    @FunctionalInterface
+    interface Poster {
+        /** @return 0 (all posted) or an errno value, with the list's {@code failedIndex} naming the refused request */
+        int postSend(SendRequestList list);
+    }
+
     private static final long SEQ_MASK = WorkRequestId.SEQUENCE_MASK;
 
     private final AtomicReferenceArray<UdPublication> pools;
@@ -60,7 +67,7 @@ final class UdSendRing {
      * @param holdsSlot the datagrams read the slot at send time (not inline): the slot's reference count includes them
      * @return datagrams posted: on an error, those before the one {@code bad_wr} names (the rest were not posted)
      */
-    synchronized int post(final QueuePair qp, final SendRequestList list, final int poolIndex, final int slot, final boolean holdsSlot) {
+    synchronized int post(final Poster poster, final SendRequestList list, final int poolIndex, final int slot, final boolean holdsSlot) {
         final int n = list.count();
         if (n == 0 || postedSeq + n - releasedSeq > ring.length) {
             return 0; // cannot happen while outstanding bounds the sends in flight: refuse rather than overwrite
@@ -74,7 +81,7 @@ final class UdSendRing {
         }
         int posted;
         try {
-            posted = qp.postSend(list) == 0 ? n : Math.max(0, list.failedIndex());
+            posted = poster.postSend(list) == 0 ? n : Math.max(0, list.failedIndex());
         } catch (RuntimeException e) {
             posted = 0; // the QP closed under us (transport closing): nothing went out
         }
