@@ -19,7 +19,8 @@
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
 #   --jfr        record each guest's bus JVM with JFR (settings=profile, thread CPU load every 1 s) into
 #                <out>/guests<N>/guest<i>/bus.jfr (the guest's /mnt/out); slows the bus: profile with it, never rate
-#   --java-opt   extra JVM option for every bus JVM in the guests (repeatable), e.g. --java-opt -XX:TieredStopAtLevel=1
+#   --java-opt   extra JVM option for every bus JVM in the guests (repeatable), after the bench's own; the bench runs
+#                C1 only (-XX:TieredStopAtLevel=1, see below): --java-opt -XX:TieredStopAtLevel=4 for tiered C1+C2
 #
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
@@ -44,7 +45,7 @@ PROPERTIES=()
 JFR=0
 JAVA_OPTS=()
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -118,9 +119,13 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
 {
   for f in $RDMABUS_JVM_FLAGS; do echo "$f"; done
   echo "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+  # JIT: C1 only. On the guests' one emulated vCPU, tiered compilation's C2 still took 22-28% of the vCPU through a
+  # 10 s warm-up + 5 s measured rate phase (JFR) and the rate kept climbing until it finished; with C1 only the rate
+  # is flat after ~3 s. --java-opt -XX:TieredStopAtLevel=4 (after this line: the last one wins) brings C2 back.
+  echo "-XX:TieredStopAtLevel=1"
+  for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do echo "$o"; done
   # /mnt/out is the guest's LAB_OUT (lab/guest-init.sh): the recording lands beside the guest's bus.txt; quoted,
   # since an unquoted '#' starts a comment in a java @argument file
-  for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do echo "$o"; done
   [ "$JFR" = 0 ] || echo '"-XX:StartFlightRecording=settings=profile,filename=/mnt/out/bus.jfr,dumponexit=true,jdk.ThreadCPULoad#period=1s"'
   echo "-cp"
   echo "$CLASSPATH_VALUE"
@@ -242,7 +247,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
-    echo "    java \$RDMABUS_JVM_FLAGS -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
+    echo "    java \$RDMABUS_JVM_FLAGS -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
     echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --subscriber $SUBSCRIBER --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
   } >> "$SUMMARY"
 done
