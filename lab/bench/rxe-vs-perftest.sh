@@ -6,7 +6,7 @@
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
 #                      [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
-#                      [--threading DEDICATED|SHARED|INVOKER] [--out DIR] [--timeout-s S]
+#                      [--threading DEDICATED|SHARED|INVOKER] [--jfr] [--java-opt OPT]... [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
@@ -19,6 +19,10 @@
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
 #   --threading  the buses' threading mode (default SHARED): DEDICATED (the rdma poller and the delivery agent on
 #                threads of their own), SHARED (one shared thread), INVOKER (the bench's waiting threads call Bus.doWork())
+#   --jfr        record each guest's bus JVM with JFR (settings=profile, thread CPU load every 1 s) into
+#                <out>/guests<N>/guest<i>/bus.jfr (the guest's /mnt/out); slows the bus: profile with it, never rate
+#   --java-opt   extra JVM option for every bus JVM in the guests (repeatable), after the bench's own; the bench runs
+#                C1 only (-XX:TieredStopAtLevel=1, see below): --java-opt -XX:TieredStopAtLevel=4 for tiered C1+C2
 #
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
@@ -41,8 +45,10 @@ THREADING=SHARED
 OUT=
 TIMEOUT_S=900
 PROPERTIES=()
+JFR=0
+JAVA_OPTS=()
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -59,6 +65,9 @@ while [ $# -gt 0 ]; do
     --property) [[ ${2:-} =~ ^rdma\.[a-z.]+=[^[:space:]]+$ ]] || { echo "rxe-vs-perftest: --property wants rdma.KEY=VALUE" >&2; exit 2; }
       PROPERTIES+=("$2"); shift 2 ;;
     --timeout-s) TIMEOUT_S=${2:?}; shift 2 ;;
+    --jfr) JFR=1; shift ;;
+    --java-opt) [[ ${2:-} =~ ^-[^[:space:]#]+$ ]] || { echo "rxe-vs-perftest: --java-opt wants one JVM option (no spaces, no '#')" >&2; exit 2; }
+      JAVA_OPTS+=("$2"); shift 2 ;;
     -h|--help) usage ;;
     *) echo "rxe-vs-perftest: unknown argument '$1'" >&2; usage ;;
   esac
@@ -115,6 +124,14 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
 {
   for f in $RDMABUS_JVM_FLAGS; do echo "$f"; done
   echo "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+  # JIT: C1 only. On the guests' one emulated vCPU, tiered compilation's C2 still took 22-28% of the vCPU through a
+  # 10 s warm-up + 5 s measured rate phase (JFR) and the rate kept climbing until it finished; with C1 only the rate
+  # is flat after ~3 s. --java-opt -XX:TieredStopAtLevel=4 (after this line: the last one wins) brings C2 back.
+  echo "-XX:TieredStopAtLevel=1"
+  for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do echo "$o"; done
+  # /mnt/out is the guest's LAB_OUT (lab/guest-init.sh): the recording lands beside the guest's bus.txt; quoted,
+  # since an unquoted '#' starts a comment in a java @argument file
+  [ "$JFR" = 0 ] || echo '"-XX:StartFlightRecording=settings=profile,filename=/mnt/out/bus.jfr,dumponexit=true,jdk.ThreadCPULoad#period=1s"'
   echo "-cp"
   echo "$CLASSPATH_VALUE"
 } > "$OUT/launch/jvm.args"
@@ -149,7 +166,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
@@ -236,7 +253,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
-    echo "    java \$RDMABUS_JVM_FLAGS -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
+    echo "    java \$RDMABUS_JVM_FLAGS -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
     echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
   } >> "$SUMMARY"
 done

@@ -196,7 +196,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
                 add(base, bytes, inline, targets[i].ah(), targets[i].qpn());
             }
         }
-        final int posted = requests.count() == 0 ? 0 : endpoint.sendRing.post(endpoint.qp, requests, poolIndex, slot, !inline);
+        final int posted = requests.count() == 0 ? 0 : endpoint.sendRing.post(endpoint.poster, requests, poolIndex, slot, !inline);
         requests.clear();
         sent += posted;
         final int lost = targetCount - posted; // not posted: a closed handle, or the device refused (bad_wr and after)

@@ -1,6 +1,5 @@
 package io.rdmabus.rdma.transport;
 
-import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.SendRequestList;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,15 +17,26 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * datagram signalled, so the slot returns as soon as the device is done with it. Inline datagrams (copied into the
  * work request at post time) hold no slot: one in {@link #SIGNAL_INTERVAL} is signalled. The unsignalled tail of a
  * burst only keeps up to {@code SIGNAL_INTERVAL - 1} places counted in {@link UdEndpoint#outstanding} until the next
- * completion, far below the send queue depth, so the queue never overflows and never looks full when it is not.
+ * completion, a quarter of the send queue depth, so the queue never overflows and never looks full when it is not
+ * (the device frees an unsignalled request's place only with a later signalled one's completion, so they are taken).
+ * The interval is as long as that allows because every completion costs the publisher's host a poller wake-up (and
+ * the poller's yield window after it): on one emulated vCPU that was a fifth of the CPU at one in 32.
  *
  * <p>Threads: publisher threads post under this object's monitor ({@link #post}); the poller releases under it
  * ({@link #onCompletion}). The ring itself is preallocated (no allocation per frame).
  */
 final class UdSendRing {
-    /** An inline data send is signalled once in this many (bounded well below {@link UdEndpoint#SEND_QUEUE_DEPTH}). */
-    static final int SIGNAL_INTERVAL = 32;
+    /** An inline data send is signalled once in this many (a quarter of {@link UdEndpoint#SEND_QUEUE_DEPTH}). */
+    static final int SIGNAL_INTERVAL = UdEndpoint.SEND_QUEUE_DEPTH / 4;
     private static final long NO_SLOT = -1;
+
+    /** One {@code ibv_post_send} of a list: the UD QP's {@code QueuePair::postSend} (a recorder in the host test). */
+    @FunctionalInterface
+    interface Poster {
+        /** @return 0 (all posted) or an errno value, with the list's {@code failedIndex} naming the refused request */
+        int postSend(SendRequestList list);
+    }
+
     private static final long SEQ_MASK = WorkRequestId.SEQUENCE_MASK;
 
     private final AtomicReferenceArray<UdPublication> pools;
@@ -57,7 +67,7 @@ final class UdSendRing {
      * @param holdsSlot the datagrams read the slot at send time (not inline): the slot's reference count includes them
      * @return datagrams posted: on an error, those before the one {@code bad_wr} names (the rest were not posted)
      */
-    synchronized int post(final QueuePair qp, final SendRequestList list, final int poolIndex, final int slot, final boolean holdsSlot) {
+    synchronized int post(final Poster poster, final SendRequestList list, final int poolIndex, final int slot, final boolean holdsSlot) {
         final int n = list.count();
         if (n == 0 || postedSeq + n - releasedSeq > ring.length) {
             return 0; // cannot happen while outstanding bounds the sends in flight: refuse rather than overwrite
@@ -71,7 +81,7 @@ final class UdSendRing {
         }
         int posted;
         try {
-            posted = qp.postSend(list) == 0 ? n : Math.max(0, list.failedIndex());
+            posted = poster.postSend(list) == 0 ? n : Math.max(0, list.failedIndex());
         } catch (RuntimeException e) {
             posted = 0; // the QP closed under us (transport closing): nothing went out
         }

@@ -7,20 +7,37 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
+import org.agrona.concurrent.UnsafeBuffer;
+
 /**
  * A reusable, preallocated post list of receive work requests (one scatter/gather entry each), for one
  * {@code ibv_post_recv} over a linked list ({@link QueuePair#postRecv(RecvRequestList)}). {@link #add} appends a request
  * and links it behind the previous one; nothing is allocated per request (the work requests, their entries and the
  * segment of each are made once, here). Not thread-safe: one owner thread.
+ *
+ * <p>{@link #add} writes a request's fields with plain stores through an {@link UnsafeBuffer} over the native arrays
+ * at the generated layouts' offsets (as {@link SendRequestList} does), not a memory-segment access per field (bounds,
+ * scope and alignment checks each, which the emulated lab's JIT was slow to fold away: a receive poller re-posts
+ * every buffer it delivers). Writing after {@link #close} throws.
  */
 public final class RecvRequestList implements AutoCloseable {
     private static final long WR_BYTES = ibv_recv_wr.sizeof();
+    private static final int WR_STRIDE = (int) WR_BYTES;
+    private static final int SGE_STRIDE = (int) ibv_sge.sizeof();
+    private static final int WR_ID = (int) ibv_recv_wr.wr_id$offset();
+    private static final int NEXT = (int) ibv_recv_wr.next$offset();
+    private static final int SGE_ADDR = (int) ibv_sge.addr$offset();
+    private static final int SGE_LENGTH = (int) ibv_sge.length$offset();
+    private static final int SGE_LKEY = (int) ibv_sge.lkey$offset();
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wrs;
     private final MemorySegment[] wr;
     private final MemorySegment[] sge;
     private final MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
+    private final UnsafeBuffer wrView;
+    private final UnsafeBuffer sgeView;
+    private boolean closed;
     private int count;
 
     /** @param capacity work requests per post at most */
@@ -38,6 +55,8 @@ public final class RecvRequestList implements AutoCloseable {
             ibv_recv_wr.sg_list(wr[i], sge[i]);
             ibv_recv_wr.num_sge(wr[i], 1);
         }
+        this.wrView = new UnsafeBuffer(wrs.address(), capacity * WR_STRIDE);
+        this.sgeView = new UnsafeBuffer(sges.address(), capacity * SGE_STRIDE);
     }
 
     /**
@@ -46,23 +65,33 @@ public final class RecvRequestList implements AutoCloseable {
      * @throws IllegalStateException if the list is full (check {@link #isFull()} first)
      */
     public void add(long wrId, MemoryRegion mr, long offset, int lengthBytes) {
-        if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > mr.sizeBytes()) {
+        add(wrId, mr.address(), mr.sizeBytes(), mr.lkey(), offset, lengthBytes);
+    }
+
+    /** {@link #add(long, MemoryRegion, long, int)} into a region at {@code regionAddress} of {@code regionBytes}. */
+    void add(long wrId, long regionAddress, long regionBytes, int regionLkey, long offset, int lengthBytes) {
+        if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > regionBytes) {
             throw new IndexOutOfBoundsException("range [" + offset + ", +" + lengthBytes + ") outside memory region of "
-                    + mr.sizeBytes() + " bytes");
+                    + regionBytes + " bytes");
         }
-        if (count == wr.length) {
+        if (closed) {
+            throw new IllegalStateException("receive post list closed");
+        }
+        final int i = count;
+        if (i == wr.length) {
             throw new IllegalStateException("receive post list full (" + wr.length + ")");
         }
-        MemorySegment w = wr[count];
-        ibv_recv_wr.wr_id(w, wrId);
-        ibv_recv_wr.next(w, MemorySegment.NULL);
-        ibv_sge.addr(sge[count], mr.address() + offset);
-        ibv_sge.length(sge[count], lengthBytes);
-        ibv_sge.lkey(sge[count], mr.lkey());
-        if (count > 0) {
-            ibv_recv_wr.next(wr[count - 1], w);
+        final int w = i * WR_STRIDE;
+        final int s = i * SGE_STRIDE;
+        wrView.putLong(w + WR_ID, wrId);
+        wrView.putLong(w + NEXT, 0L);
+        sgeView.putLong(s + SGE_ADDR, regionAddress + offset);
+        sgeView.putInt(s + SGE_LENGTH, lengthBytes);
+        sgeView.putInt(s + SGE_LKEY, regionLkey);
+        if (i > 0) {
+            wrView.putLong(w - WR_STRIDE + NEXT, wrs.address() + w);
         }
-        count++;
+        count = i + 1;
     }
 
     /** @return requests added since the last {@link #clear} */
@@ -130,6 +159,7 @@ public final class RecvRequestList implements AutoCloseable {
     @Override
     public void close() {
         if (arena.scope().isAlive()) {
+            closed = true;
             arena.close();
         }
     }

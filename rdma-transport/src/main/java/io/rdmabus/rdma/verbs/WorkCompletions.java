@@ -6,9 +6,16 @@ import io.rdmabus.rdma.verbs.ffm.ibv_wc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
+import org.agrona.concurrent.UnsafeBuffer;
+
 /**
  * A preallocated array of {@code struct ibv_wc} for {@link CompletionQueue#poll}. Accessors read
  * entry {@code i} of the last poll without allocating. One instance per polling thread.
+ *
+ * <p>The reads are plain loads through an {@link UnsafeBuffer} over the native array at the generated layout's field
+ * offsets (as {@link SendRequestList} writes), not a memory-segment access per field: each of those checks bounds,
+ * scope and alignment, which the emulated lab's JIT was slow to fold away (the poller reads four fields per
+ * completion). Reading after {@link #close} throws.
  */
 public final class WorkCompletions implements AutoCloseable {
     /** {@code IBV_WC_SUCCESS}. */
@@ -23,10 +30,18 @@ public final class WorkCompletions implements AutoCloseable {
     public static final int OPCODE_RECV = RdmaCm.IBV_WC_RECV();
 
     private static final long SIZE = ibv_wc.sizeof();
+    private static final int STRIDE = (int) SIZE;
+    private static final int WR_ID = (int) ibv_wc.wr_id$offset();
+    private static final int STATUS = (int) ibv_wc.status$offset();
+    private static final int OPCODE = (int) ibv_wc.opcode$offset();
+    private static final int BYTE_LEN = (int) ibv_wc.byte_len$offset();
+    private static final int SRC_QP = (int) ibv_wc.src_qp$offset();
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wcs;
+    private final UnsafeBuffer view;
     private final int capacity;
+    private boolean closed;
     int count;
 
     /** @param capacity entries polled at most per call */
@@ -36,6 +51,7 @@ public final class WorkCompletions implements AutoCloseable {
         }
         this.capacity = capacity;
         this.wcs = ibv_wc.allocateArray(capacity, arena);
+        this.view = new UnsafeBuffer(wcs.address(), capacity * STRIDE);
     }
 
     /** @return entries per poll */
@@ -50,27 +66,35 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** @return work request id of entry i */
     public long wrId(int i) {
-        return wcs.get(ibv_wc.wr_id$layout(), i * SIZE + ibv_wc.wr_id$offset());
+        return view.getLong(at(i) + WR_ID);
     }
 
     /** @return {@code enum ibv_wc_status} of entry i ({@link #SUCCESS} = 0) */
     public int status(int i) {
-        return wcs.get(ibv_wc.status$layout(), i * SIZE + ibv_wc.status$offset());
+        return view.getInt(at(i) + STATUS);
     }
 
     /** @return {@code enum ibv_wc_opcode} of entry i */
     public int opcode(int i) {
-        return wcs.get(ibv_wc.opcode$layout(), i * SIZE + ibv_wc.opcode$offset());
+        return view.getInt(at(i) + OPCODE);
     }
 
     /** @return bytes received (receive completions; UD includes the 40-byte GRH) */
     public int byteLength(int i) {
-        return wcs.get(ibv_wc.byte_len$layout(), i * SIZE + ibv_wc.byte_len$offset());
+        return view.getInt(at(i) + BYTE_LEN);
     }
 
     /** @return source QP number (UD receives) */
     public int sourceQp(int i) {
-        return wcs.get(ibv_wc.src_qp$layout(), i * SIZE + ibv_wc.src_qp$offset());
+        return view.getInt(at(i) + SRC_QP);
+    }
+
+    /** @return where entry {@code i} starts (the buffer checks the range; a closed array throws) */
+    private int at(int i) {
+        if (closed) {
+            throw new IllegalStateException("work completions closed");
+        }
+        return i * STRIDE;
     }
 
     /** @return human-readable status, e.g. "remote access error" (allocates: for errors and logs) */
@@ -85,6 +109,7 @@ public final class WorkCompletions implements AutoCloseable {
     @Override
     public void close() {
         if (arena.scope().isAlive()) {
+            closed = true;
             arena.close();
         }
     }
