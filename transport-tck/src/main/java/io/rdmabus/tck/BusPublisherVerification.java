@@ -3,6 +3,7 @@ package io.rdmabus.tck;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -17,6 +18,7 @@ import org.reactivestreams.tck.TestEnvironment;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -32,6 +34,19 @@ import reactor.core.scheduler.Schedulers;
 final class BusPublisherVerification extends PublisherVerification<String> {
     private static final AtomicInteger TOPICS = new AtomicInteger();
     private static final int MAX_EVENTS = 12;
+
+    private static final AtomicInteger PUBLISH_THREADS = new AtomicInteger();
+    /**
+     * Where each rule's elements are published: a thread of its own per publish that is still running. Not
+     * {@code boundedElastic}: a publish cancelled by its rule goes on closing its publication (which waits, bounded, for
+     * the frames it already committed to be written: nothing is lost), while the scheduler already counts the worker
+     * as free; the next rule's publish was queued behind that close and did not start within the rule's timeout.
+     */
+    private static final Scheduler PUBLISHING = Schedulers.fromExecutorService(Executors.newCachedThreadPool(r -> {
+        final Thread t = new Thread(r, "tck-rs-publish-" + PUBLISH_THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    }), "tck-rs-publish");
 
     private final Deque<String> events = new ConcurrentLinkedDeque<>();
 
@@ -82,7 +97,7 @@ final class BusPublisherVerification extends PublisherVerification<String> {
                     event(topic, "subscribed; publishing " + elements);
                     publishing[0] = publisherBus.publish(topic, source.doOnSubscribe(x -> event(topic, "publish started on "
                             + Thread.currentThread().getName())))
-                        .subscribeOn(Schedulers.boundedElastic()).subscribe(
+                        .subscribeOn(PUBLISHING).subscribe(
                         done -> { }, error -> event(topic, "publish failed: " + error), () -> event(topic, "publish done"));
                 })
                 .doFinally(signal -> {
