@@ -24,10 +24,11 @@ public enum ThreadingMode {
      * subscriber without demand). One spinning thread fewer per hosted agent: the default, because on small machines
      * every extra spinning thread costs more than it buys.
      *
-     * <p>A copying subscriber's {@code onNext} runs on the shared thread: for Aeron, whose receive agent the shared
-     * thread runs, a message that finds the ring empty and the subscriber with demand is emitted directly in the same
-     * cycle. TCP and rdma receive on their own threads and hand messages over through the ring (direct emission from
-     * those threads is built but off: {@code docs/architecture.md}, "Threads").
+     * <p>A copying subscriber's {@code onNext} runs on the thread that received the message whenever its ring is empty
+     * and it has demand (direct emission): the shared thread for Aeron, the connection's event loop for TCP, the poller
+     * for rdma (each refuses Reactor's blocking operators); otherwise, and for same-bus publications, on the shared
+     * thread, which drains the ring. So a slow {@code onNext} holds up that receiving thread (every topic it serves
+     * waits, and the publisher is paced by the transport); subscribers that need isolation use {@code publishOn}.
      */
     SHARED,
     /**

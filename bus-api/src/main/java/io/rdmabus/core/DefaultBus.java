@@ -51,8 +51,6 @@ import reactor.core.scheduler.Schedulers;
 public final class DefaultBus implements Bus {
     private static final Logger LOG = LoggerFactory.getLogger(DefaultBus.class);
     private static final long CLOSE_WAIT_NS = 10_000_000_000L;
-    /** Direct emission from receiving threads other than the delivering one (SHARED): off until rule 317's timeout is understood. */
-    private static final boolean FROM_RECEIVING_THREADS = false;
 
     private final String name;
     private final Transport transport;
@@ -205,13 +203,11 @@ public final class DefaultBus implements Bus {
                 return;
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
-            // direct emission (SubscriptionChannel.claimForReceive): SHARED and INVOKER on the thread inside the bus's duty
-            // cycle, DEDICATED never. Emission from other receiving threads (TCP's event loops, the rdma poller:
-            // fromReceivingThreads) is built and tested in SubscriptionChannel but off: with it on, the TCP TCK's
-            // Reactive Streams rule 317 timed out once per full run (cause open, docs/architecture.md)
+            // direct emission (SubscriptionChannel.claimForReceive): SHARED on any receiving thread that refuses blocking,
+            // INVOKER only inside the application's duty cycle, DEDICATED never (onNext stays on the delivery thread)
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
-                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle, FROM_RECEIVING_THREADS);
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle, threadingMode == ThreadingMode.SHARED);
             channel.sink = sink;
             channel.subscriberErrors = this::onAgentError;
             if (counters != null) {

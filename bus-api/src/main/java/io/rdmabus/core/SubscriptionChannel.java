@@ -40,9 +40,9 @@ import reactor.core.scheduler.Schedulers;
  * message into a Disruptor ring; the bus's delivery agent drains the ring as the subscriber's demand allows,
  * decodes, applies the slow-consumer policy and emits into the {@code Flux}. A back-pressure subscription's message
  * that finds the ring empty and the subscriber with demand is emitted directly by the receiving thread instead
- * ({@link #claimForReceive()}), where the bus allows: on the thread inside its duty cycle ({@code SHARED},
- * {@code INVOKER}), never in {@code DEDICATED} mode, and with {@code fromReceivingThreads} also on any receiving
- * thread that refuses blocking (TCP's event loops, the rdma poller; the bus does not turn that on yet).
+ * ({@link #claimForReceive()}), where the threading mode allows: {@code SHARED}, on any receiving thread that refuses
+ * blocking (the shared thread, TCP's event loops, the rdma poller); {@code INVOKER}, only inside the application's
+ * duty cycle; {@code DEDICATED}, never.
  *
  * <p>Back-pressure subscriptions (all reliable ones) emit on the delivery agent or directly on the receiving thread: a
  * slow subscriber fills the ring, which is the signal that reaches the publisher. Drop-oldest and conflating
