@@ -203,10 +203,13 @@ public final class DefaultBus implements Bus {
                 return;
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
+            // direct emission (SubscriptionChannel.claimForReceive): SHARED on any receiving thread that refuses blocking,
+            // INVOKER only inside the application's duty cycle, DEDICATED never (onNext stays on the delivery thread)
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
-                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle);
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle, threadingMode == ThreadingMode.SHARED);
             channel.sink = sink;
+            channel.subscriberErrors = this::onAgentError;
             if (counters != null) {
                 channel.errorLog = counters::recordError;
             }
@@ -224,7 +227,7 @@ public final class DefaultBus implements Bus {
             final BusCounters.Scope scope = counters == null ? null
                 : counters.addScope(CountersFile.KIND_SUBSCRIPTION, "subscription " + topic.name(), CountersFile.SUBSCRIPTION_COUNTERS,
                     channel::sampleCounters);
-            sink.onDispose(() -> {
+            final Runnable dispose = () -> {
                 if (scope != null) {
                     scope.close();
                 }
@@ -237,7 +240,9 @@ public final class DefaultBus implements Bus {
                 if (!closed) {
                     deliveryAgent.remove(channel);
                 }
-            });
+            };
+            channel.cancelAction = dispose; // a subscriber whose onNext throws counts as cancelled (rule 2.13)
+            sink.onDispose(dispose::run);
         };
         return SubscriptionChannel.emitsOnWorker(topic, options)
             ? Flux.create(attach, FluxSink.OverflowStrategy.ERROR)

@@ -73,7 +73,7 @@ abstract class FrameReceiver implements SubscriptionSink {
     abstract void publish(long slot, DirectBuffer src, int srcOffset, int length, int sessionId, long sequence, long timestampNs,
                           long lostBefore);
 
-    /** A claimed slot that carries no message (its fragments were lost). */
+    /** A claimed slot, or a {@link #DIRECT} claim, that carries no message (its fragments were lost). */
     abstract void skip(long slot);
 
     /** Validates the header (the transport is not trusted with it here), then takes the frame as {@link #take} does. */
@@ -236,8 +236,9 @@ abstract class FrameReceiver implements SubscriptionSink {
         publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
     }
 
+    /** A slot or a {@link #DIRECT} claim that carries no message after all: given back (a direct one lets its emitter go). */
     private void skipIfClaimed(final long slot) {
-        if (slot >= 0) {
+        if (slot != NO_ROOM) {
             skip(slot);
         }
     }

@@ -1,17 +1,21 @@
 package io.rdmabus.core;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import com.lmax.disruptor.EventPoller;
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.dsl.ProducerType;
 
+import io.rdmabus.BusException;
 import io.rdmabus.Delivery;
 import io.rdmabus.Received;
 import io.rdmabus.SlowConsumerPolicy;
@@ -24,25 +28,51 @@ import io.rdmabus.spi.TransportSubscription;
 
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Int2IntHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import reactor.core.publisher.FluxSink;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * One subscription: the transport's receive thread validates, sequences and reassembles frames and copies each
  * message into a Disruptor ring; the bus's delivery agent drains the ring as the subscriber's demand allows,
- * decodes, applies the slow-consumer policy and emits into the {@code Flux}. When the receive thread is the delivering
- * one (a {@code SHARED} or {@code INVOKER} bus), a message that finds the ring empty and the subscriber with demand is
- * emitted directly instead ({@link #claimForReceive()}).
+ * decodes, applies the slow-consumer policy and emits into the {@code Flux}. A back-pressure subscription's message
+ * that finds the ring empty and the subscriber with demand is emitted directly by the receiving thread instead
+ * ({@link #claimForReceive()}), where the threading mode allows: {@code SHARED}, on any receiving thread that refuses
+ * blocking (the shared thread, TCP's event loops, the rdma poller); {@code INVOKER}, only inside the application's
+ * duty cycle; {@code DEDICATED}, never.
  *
- * <p>Back-pressure subscriptions (all reliable ones) emit on the delivery agent: a slow subscriber fills the ring,
- * which is the signal that reaches the publisher. Drop-oldest and conflating subscriptions must keep absorbing while
- * their subscriber is busy, so the agent only fills the policy buffer and a per-subscription worker emits from it.
+ * <p>Back-pressure subscriptions (all reliable ones) emit on the delivery agent or directly on the receiving thread: a
+ * slow subscriber fills the ring, which is the signal that reaches the publisher. Drop-oldest and conflating
+ * subscriptions must keep absorbing while their subscriber is busy, so the agent only fills the policy buffer and a
+ * per-subscription worker emits from it.
+ *
+ * <p>Emitter exclusion ({@link #emitting}): every signal to a back-pressure subscriber (a direct emission, the delivery
+ * agent's drain of the ring, the terminal signal) is sent by the one thread that holds the flag, taken with one CAS
+ * (per message on the receiving thread, per drain on the agent). Whoever finds it taken does not wait: the receiving
+ * thread puts the message into the ring, the agent drains on its next cycle, a terminal signal is left in
+ * {@link #pendingTerminal} for the holder to send as it lets go. So onNext signals are serial (Reactive Streams 1.3)
+ * and nothing overtakes a message already in the ring: a receiving thread emits directly only into an empty ring, and
+ * only it puts its sessions' messages there.
  *
  * @param <T> value type
  */
 final class SubscriptionChannel<T> extends FrameReceiver {
     private static final int DELIVERY_BATCH = 256;
+    private static final Logger LOG = LoggerFactory.getLogger(SubscriptionChannel.class);
+    /** {@link #pendingTerminal}: complete the subscriber. */
+    private static final Object COMPLETE = new Object();
+    private static final VarHandle EMITTING;
+
+    static {
+        try {
+            EMITTING = MethodHandles.lookup().findVarHandle(SubscriptionChannel.class, "emitting", int.class);
+        } catch (final ReflectiveOperationException ex) {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
 
     private final Topic<T> typedTopic;
     private final SubscribeOptions<T> options;
@@ -53,6 +83,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final HostedAgent deliveryHost;
     /** The delivering thread's idle strategy, to wake when the ring turns non-empty; null: nothing to wake. */
     private final WakeableIdleStrategy deliveryWake;
+    /** SHARED: also emit directly on a receiving thread other than the delivering one, if it refuses blocking. */
+    private final boolean fromReceivingThreads;
 
     // delivery agent, and the emitting worker under policyLock
     private final Object policyLock = new Object();
@@ -65,12 +97,21 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final EventPoller.Handler<FrameEvent> drainHandler = this::onRingEvent;
     private long deliverBudget;
     private int drainedEvents;
-    /** Delivering thread: inside {@link #emitDirect}, i.e. inside the transport's receive loop. */
-    private boolean emittingDirectly;
-    /** Delivering thread: a close asked for inside a direct emission, left to {@link #finishClose()}. */
-    private boolean closeDeferred;
 
-    /** Written by the one thread that emits (the delivery agent, or the policy worker), one at a time. */
+    /** Emitter exclusion: 1 while one thread signals the subscriber (see the class comment). */
+    @SuppressWarnings("unused") // through EMITTING
+    private volatile int emitting;
+    /** The terminal signal to send ({@link #COMPLETE} or the error), left here for the emitter-flag's holder; or null. */
+    private volatile Object pendingTerminal;
+    /**
+     * The thread inside {@link #emitDirect}, i.e. inside the transport's receive loop, else null. Plain: only the thread
+     * that wrote its own name can read it back ({@link #close()} compares it with the caller).
+     */
+    private Thread directEmitter;
+    /** A close asked for inside a direct emission, left to {@link #finishClose()} (handed over by the agent's command queue). */
+    private volatile boolean closeDeferred;
+
+    /** Written by the one thread that emits (the holder of the emitter flag, or the policy worker), one at a time. */
     private final AtomicLong delivered = new AtomicLong();
     /** Same-bus messages ({@link LocalDelivery}) and their payload bytes: written by any publisher thread of the bus. */
     private final AtomicLong localMessages = new AtomicLong();
@@ -81,7 +122,11 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private FluxSink<Received<T>> drainSink;
     volatile TransportSubscription transportSubscription;
     /** Where a transport error that ends this subscription is recorded too (the bus's counters file), or null. */
-    volatile java.util.function.Consumer<Throwable> errorLog;
+    volatile Consumer<Throwable> errorLog;
+    /** Where an exception thrown by the subscriber's onNext goes (the bus's agent errors); null: logged here. */
+    volatile Consumer<Throwable> subscriberErrors;
+    /** Disposes this subscription as a cancel does (the bus's own disposal); run when onNext throws. Null: none. */
+    volatile Runnable cancelAction;
     private volatile Throwable transportError;
     private volatile boolean terminated;
 
@@ -89,17 +134,19 @@ final class SubscriptionChannel<T> extends FrameReceiver {
      * @param emitter where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
      */
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter) {
-        this(topic, options, maxFrameLength, emitter, null, null);
+        this(topic, options, maxFrameLength, emitter, null, null, false);
     }
 
     /**
-     * @param emitter      where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
-     * @param deliveryHost the delivery agent as hosted by the bus, whose {@link HostedAgent#onAgentThread()} says
-     *                     whether a frame arrives on the delivering thread (direct emission); null for never
-     * @param deliveryWake the delivering thread's idle strategy, woken when a message lands in the empty ring; or null
+     * @param emitter              where drop-oldest/conflating subscriptions emit; unused for back-pressure ones (may be null)
+     * @param deliveryHost         the delivery agent as hosted by the bus, whose {@link HostedAgent#onAgentThread()} says
+     *                             whether a frame arrives on the delivering thread (direct emission); null for never
+     * @param deliveryWake         the delivering thread's idle strategy, woken when a message lands in the empty ring; or null
+     * @param fromReceivingThreads true ({@code SHARED}): emit directly also on another receiving thread, if it carries
+     *                             Reactor's {@code NonBlocking} marker; false: only on the delivering thread
      */
     SubscriptionChannel(final Topic<T> topic, final SubscribeOptions<T> options, final int maxFrameLength, final Scheduler.Worker emitter,
-                        final HostedAgent deliveryHost, final WakeableIdleStrategy deliveryWake) {
+                        final HostedAgent deliveryHost, final WakeableIdleStrategy deliveryWake, final boolean fromReceivingThreads) {
         super(topic, maxFrameLength);
         this.typedTopic = topic;
         this.options = options;
@@ -115,6 +162,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         this.emitter = backpressure ? null : emitter;
         this.deliveryHost = backpressure ? deliveryHost : null;
         this.deliveryWake = deliveryWake;
+        this.fromReceivingThreads = fromReceivingThreads;
     }
 
     // ---------------------------------------------------------------- receive side (transport thread)
@@ -129,21 +177,40 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     }
 
     /**
-     * Direct emission: when the transport receives on the thread that delivers (the bus's shared thread, or an invoker's
-     * cycle), the ring holds nothing and the subscriber has demand, the message skips the ring: {@link #publish} decodes
-     * it from the transport's buffer and emits it at once. Anything in the ring goes first, so the order holds; without
-     * demand the ring is the buffer as before.
+     * Direct emission: when the transport receives on a thread that may emit ({@link #mayEmitOnThisThread}), the ring
+     * holds nothing and the subscriber has demand, and this thread takes the emitter flag, the message skips the ring:
+     * {@link #publish} decodes it from the transport's buffer and emits it at once, then lets the flag go. Anything in
+     * the ring goes first, so the order holds; without demand, or with the flag taken (the agent is draining), the ring
+     * is the buffer as before. The demand is read again once the flag is held: only then can nobody else consume it.
      */
     @Override
     long claimForReceive() {
         final HostedAgent host = deliveryHost;
-        if (host != null && poller.getSequence().get() == ring.getCursor()) {
+        if (host != null && ringEmpty()) {
             final FluxSink<Received<T>> out = sink;
-            if (out != null && !terminated && transportError == null && host.onAgentThread() && out.requestedFromDownstream() > 0) {
-                return DIRECT;
+            if (out != null && !terminated && transportError == null && pendingTerminal == null && out.requestedFromDownstream() > 0
+                && mayEmitOnThisThread(host) && tryAcquireEmitter()) {
+                if (!terminated && out.requestedFromDownstream() > 0) {
+                    directEmitter = Thread.currentThread();
+                    return DIRECT;
+                }
+                releaseEmitter();
             }
         }
         return tryClaim();
+    }
+
+    private boolean ringEmpty() {
+        return poller.getSequence().get() == ring.getCursor();
+    }
+
+    /**
+     * @return true on the delivering thread (inside the bus's duty cycle), and in {@code SHARED} mode also on any thread
+     *     that carries Reactor's {@code NonBlocking} marker (TCP's event loops, the rdma poller), so a subscriber that
+     *     blocks there fails at once as it would on the delivery thread
+     */
+    private boolean mayEmitOnThisThread(final HostedAgent host) {
+        return fromReceivingThreads && Schedulers.isInNonBlockingThread() || host.onAgentThread();
     }
 
     @Override
@@ -194,28 +261,33 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         }
     }
 
-    /** On the delivering thread, for a {@link #DIRECT} claim: decodes in the transport's buffer and emits. */
+    /** On the receiving thread, for a {@link #DIRECT} claim (emitter flag held): decodes in the transport's buffer and emits. */
     private void emitDirect(final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
                             final long timestampNs, final long lostBefore) {
-        final T value = decodeOrCount(src, srcOffset, length, sessionId, lostBefore);
-        if (value == null) {
-            return;
-        }
-        final FluxSink<Received<T>> out = sink;
-        if (out == null || terminated) {
-            return; // disposed since the claim: nobody to deliver to
-        }
-        emittingDirectly = true;
         try {
-            emit(out, new Received<>(value, sessionId, sequence, timestampNs, lostBefore));
+            final T value = decodeOrCount(src, srcOffset, length, sessionId, lostBefore);
+            final FluxSink<Received<T>> out = sink;
+            if (value != null && out != null && !terminated) { // else undecodable (counted), or disposed since the claim
+                emit(out, new Received<>(value, sessionId, sequence, timestampNs, lostBefore));
+            }
         } finally {
-            emittingDirectly = false;
+            endDirect();
+        }
+    }
+
+    /** Lets the flag of a {@link #DIRECT} claim go; a terminal signal it sends on the way is still inside the receive loop. */
+    private void endDirect() {
+        try {
+            releaseEmitter();
+        } finally {
+            directEmitter = null;
         }
     }
 
     @Override
     void skip(final long slot) {
         if (slot == DIRECT) {
+            endDirect();
             return;
         }
         ring.get(slot).length = -1;
@@ -248,7 +320,12 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         return topic.delivery() == Delivery.BEST_EFFORT && options.policy() != SlowConsumerPolicy.BACKPRESSURE;
     }
 
-    /** @return work done */
+    /**
+     * A back-pressure subscription's drain takes the emitter flag once; if a receiving thread holds it (emitting
+     * directly), the ring waits for the next cycle, which the work reported keeps close.
+     *
+     * @return work done
+     */
     int deliver() {
         final FluxSink<Received<T>> out = sink;
         if (out == null || terminated) {
@@ -256,20 +333,29 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         }
         final Throwable error = transportError;
         if (error != null) {
-            terminated = true;
-            out.error(error);
+            signalTerminal(error);
             return 1;
         }
         int work = 0;
         if (backpressure) {
-            final long demand = out.requestedFromDownstream();
-            if (demand <= 0) {
+            if (out.requestedFromDownstream() <= 0 || ringEmpty()) {
                 return 0;
             }
-            deliverBudget = Math.min(demand, DELIVERY_BATCH);
-            drainSink = out;
-            work += drainRing();
-            return work;
+            if (!tryAcquireEmitter()) {
+                return 1; // a receiving thread emits directly right now: the ring's messages go on the next cycle
+            }
+            try {
+                final long demand = out.requestedFromDownstream(); // again, under the flag: a direct emission may have used some
+                if (demand <= 0 || terminated) {
+                    return 0;
+                }
+                deliverBudget = Math.min(demand, DELIVERY_BATCH);
+                drainSink = out;
+                work += drainRing();
+                return work;
+            } finally {
+                releaseEmitter();
+            }
         }
         deliverBudget = Long.MAX_VALUE;
         work += drainRing();
@@ -395,19 +481,89 @@ final class SubscriptionChannel<T> extends FrameReceiver {
             received.timestampNs(), received.lostBefore() + carried);
     }
 
-    /** Back-pressure subscriptions only: their carried losses are written by this thread alone, so no lock. */
+    /**
+     * Back-pressure subscriptions only, under the emitter flag: their carried losses are read and written only by the
+     * flag's holder, so no lock. A subscriber whose onNext throws breaks rule 2.13: its subscription counts as cancelled
+     * (no further signal, the bus disposes it as a cancel would) and the exception goes to the bus's error handler; the
+     * message counts as delivered, and the ring moves on (it is never offered again).
+     */
     private void emit(final FluxSink<Received<T>> out, final Received<T> received) {
         final Received<T> toEmit = withCarriedLoss(received);
         increment(delivered);
-        out.next(toEmit);
+        try {
+            out.next(toEmit);
+        } catch (final RuntimeException ex) {
+            onNextThrew(toEmit, ex);
+        }
+    }
+
+    private void onNextThrew(final Received<T> received, final RuntimeException ex) {
+        terminated = true;
+        final BusException error = new BusException("subscriber of topic '" + topic.name() + "' threw from onNext on session "
+            + Integer.toHexString(received.sessionId()) + " sequence " + received.sequence() + " (its subscription is cancelled, "
+            + "Reactive Streams rule 2.13): " + ex, ex);
+        final Consumer<Throwable> errors = subscriberErrors;
+        if (errors != null) {
+            errors.accept(error);
+        } else {
+            LOG.error("{}", error.getMessage(), ex);
+        }
+        final Runnable cancel = cancelAction;
+        if (cancel != null) {
+            cancel.run();
+        }
+    }
+
+    // ---------------------------------------------------------------- emitter exclusion
+
+    private boolean tryAcquireEmitter() {
+        return EMITTING.compareAndSet(this, 0, 1);
+    }
+
+    /**
+     * Lets the emitter flag go, then sends a terminal signal left while it was held. A volatile store, not an ordered
+     * one: with {@link #signalTerminal} (which writes {@link #pendingTerminal}, then tries the flag) either that thread
+     * gets the flag or this one sees the signal.
+     */
+    private void releaseEmitter() {
+        emitting = 0;
+        if (pendingTerminal != null && !terminated) {
+            emitPendingTerminal();
+        }
+    }
+
+    /** Completes ({@link #COMPLETE}) or fails the subscriber now, or, if another thread is signalling it, as that thread lets go. */
+    private void signalTerminal(final Object signal) {
+        if (pendingTerminal == null) {
+            pendingTerminal = signal;
+        }
+        emitPendingTerminal();
+    }
+
+    private void emitPendingTerminal() {
+        if (!tryAcquireEmitter()) {
+            return; // the holder sends it as it lets go
+        }
+        try {
+            final Object signal = pendingTerminal;
+            final FluxSink<Received<T>> out = sink;
+            if (signal != null && out != null && !terminated) {
+                terminated = true;
+                if (signal instanceof Throwable error) {
+                    out.error(error);
+                } else {
+                    out.complete();
+                }
+            }
+        } finally {
+            emitting = 0; // the last signal: nothing is left to send
+        }
     }
 
     /** Completes the subscriber; called once the delivery agent has stopped or the channel was removed. */
     void complete() {
-        final FluxSink<Received<T>> out = sink;
-        if (out != null && !terminated) {
-            terminated = true;
-            out.complete();
+        if (sink != null && !terminated) {
+            signalTerminal(COMPLETE);
         }
     }
 
@@ -421,16 +577,17 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     }
 
     /**
-     * Stops the transport subscription; idempotent. Called by a subscriber that cancels inside a direct emission, it
-     * only stops taking frames: the transport is inside its receive loop over this subscription, so closing it there
-     * would change that loop under it; the delivery agent's removal command finishes the close ({@link #finishClose()}).
+     * Stops the transport subscription; idempotent. Called by a subscriber that cancels inside a direct emission (on the
+     * receiving thread), it only stops taking frames: the transport is inside its receive loop over this subscription,
+     * so closing it there would change that loop under it; the delivery agent's removal command finishes the close
+     * ({@link #finishClose()}). From any other thread it closes at once.
      */
     void close() {
         closed = true;
         if (emitter != null) {
             emitter.dispose();
         }
-        if (emittingDirectly) {
+        if (directEmitter == Thread.currentThread()) {
             closeDeferred = true;
             return;
         }

@@ -92,7 +92,7 @@ class DirectEmissionTest {
     DirectEmissionTest() {
         shared.host(receiver); // before the delivery agent, as a transport's agents are: receive first in each cycle
         final HostedAgent delivery = shared.host(deliveryAgent);
-        channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(RING), MAX_FRAME, null, delivery, null);
+        channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults().withRingSize(RING), MAX_FRAME, null, delivery, null, false);
         channel.transportSubscription = () -> transportCloses.add(receiver.inCycle ? "inside the receive loop" : "outside it");
         deliveryAgent.add(channel);
         shared.doWork(); // starts both agents and registers the channel

@@ -64,7 +64,7 @@ class WakeableIdleStrategyTest {
         final SharedAgent shared = new SharedAgent("wake-shared", false, errors::add);
         final DeliveryAgent deliveryAgent = new DeliveryAgent("wake-test");
         final var channel = new SubscriptionChannel<>(topic, SubscribeOptions.<Long>defaults(), MAX_FRAME, null,
-            shared.host(deliveryAgent), idle);
+            shared.host(deliveryAgent), idle, true); // SHARED: the test thread carries no NonBlocking marker, so the ring
         channel.transportSubscription = () -> { };
         deliveryAgent.add(channel);
         final List<Long> received = new CopyOnWriteArrayList<>();

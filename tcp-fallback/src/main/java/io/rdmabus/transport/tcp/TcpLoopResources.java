@@ -10,13 +10,16 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.concurrent.FastThreadLocalThread;
 
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.NonBlocking;
 import reactor.netty.resources.LoopResources;
 
 /**
  * The transport's own event loops: one small NIO group that serves the listening socket, accepted connections and
  * outgoing connections alike (reactor-netty's default resources would start separate server, selector and client
  * groups, and global ones live until the JVM exits). Threads are named {@code rdma-bus-tcp-io-<busName>-<n>} so a
- * test can check that none survive {@link #disposeLater}.
+ * test can check that none survive {@link #disposeLater}. They carry Reactor's {@link NonBlocking} marker, as the bus's
+ * agent threads do: a {@code SHARED} bus emits a copying subscriber's message directly on the event loop that received
+ * it, and a subscriber that calls {@code block()} there fails at once instead of stalling the connection.
  */
 final class TcpLoopResources implements LoopResources {
     private final EventLoopGroup group;
@@ -25,7 +28,7 @@ final class TcpLoopResources implements LoopResources {
         final String prefix = "rdma-bus-tcp-io-" + busName + "-";
         final AtomicInteger counter = new AtomicInteger();
         this.group = new MultiThreadIoEventLoopGroup(threads, runnable -> {
-            final Thread thread = new FastThreadLocalThread(runnable, prefix + counter.incrementAndGet());
+            final Thread thread = new EventLoopThread(runnable, prefix + counter.incrementAndGet());
             thread.setDaemon(true);
             return thread;
         }, NioIoHandler.newFactory());
@@ -73,5 +76,12 @@ final class TcpLoopResources implements LoopResources {
         final java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
         future.addListener(f -> done.complete(null));
         return done;
+    }
+
+    /** An event loop's thread: Reactor's blocking operators refuse to run on it. */
+    private static final class EventLoopThread extends FastThreadLocalThread implements NonBlocking {
+        EventLoopThread(final Runnable runnable, final String name) {
+            super(runnable, name);
+        }
     }
 }

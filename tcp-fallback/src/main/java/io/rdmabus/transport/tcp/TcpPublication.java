@@ -15,6 +15,8 @@ import io.rdmabus.spi.TransportStatus;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import reactor.core.scheduler.Schedulers;
+
 /**
  * Sending side of one topic: the claim is a pooled Netty buffer with room for the wire header, so the bus encodes
  * straight into the bytes that go to the socket; commit queues it (a retained duplicate per peer) on every
@@ -186,7 +188,12 @@ final class TcpPublication implements TransportPublication, FrameClaim {
             return;
         }
         abort();
-        lingerUntilWritten(transport.config().lingerMs());
+        if (!Schedulers.isInNonBlockingThread()) {
+            // not on an event loop or a bus agent (a subscriber's callback there may close a publication): waiting on one
+            // can wait for itself, e.g. an event loop that does not read while the peer's writes wait for it to. What was
+            // committed stays queued on its connections and goes out all the same.
+            lingerUntilWritten(transport.config().lingerMs());
+        }
         closed = true;
         transport.onPublicationClosed(this);
     }
