@@ -26,7 +26,18 @@ public final class DedicatedAgentHost implements AgentHost {
 
     @Override
     public HostedAgent host(final Agent agent) {
-        final AgentRunner runner = new AgentRunner(idleStrategies.get(), errorHandler::accept, null, agent);
+        return start(new AgentRunner(idleStrategies.get(), errorHandler::accept, null, agent));
+    }
+
+    /**
+     * Starts {@code runner} on a thread of its own ({@link AgentThreads}) and returns it as a {@link HostedAgent}: for a
+     * transport that runs an agent on its own thread under an idle strategy of its own, seen through the same face as
+     * the agents the bus hosts.
+     *
+     * @param runner the agent under its idle strategy, not started
+     * @return the handle: {@link HostedAgent#idleWhileWaiting()} parks briefly, {@link HostedAgent#close()} closes the runner
+     */
+    public static HostedAgent start(final AgentRunner runner) {
         AgentThreads.start(runner);
         return new HostedAgent() {
             @Override

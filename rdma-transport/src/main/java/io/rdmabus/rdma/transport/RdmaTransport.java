@@ -85,7 +85,7 @@ public final class RdmaTransport implements Transport {
     private ConnectionLifecycle lifecycle;
     /** Null without {@code rdma.discovery=multicast}. */
     private Discovery discovery;
-    /** Where the poller runs: {@link PollerThread} (its own thread) or the bus's host (shared thread, application's doWork). */
+    /** Where the poller runs: its own thread ({@link DedicatedAgentHost#start}) or the bus's host (shared thread, application's doWork). */
     private HostedAgent pollerHost;
     private AgentRunner cmRunner;
     /** Volatile: application threads check these on every call; start() and close() set them under this object's monitor. */
@@ -269,7 +269,7 @@ public final class RdmaTransport implements Transport {
      */
     private HostedAgent hostPoller(final TransportContext ctx) {
         if (ctx.agentHost() instanceof DedicatedAgentHost) {
-            return new PollerThread(new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
+            return DedicatedAgentHost.start(new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
                     POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept, null, poller));
         }
         poller.hosted();

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A command run on the poller and waited for ({@link PollerProxy#runAndWait}) wherever the poller runs: on its own
- * thread ({@link PollerThread}, {@code DEDICATED}), in the caller's own duty cycle, or hosted in an {@code INVOKER}
+ * thread ({@link io.rdmabus.spi.DedicatedAgentHost#start}, {@code DEDICATED}), in the caller's own duty cycle, or hosted in an {@code INVOKER}
  * bus's cycle that no application loop drives (the waiter runs it). Nothing is dropped and no wait is unbounded (host only).
  */
 class PollerHostingTest {
@@ -143,10 +143,10 @@ class PollerHostingTest {
     @Test
     void aPollerOnItsOwnThreadRunsTheCommandThereAndStopsAtClose() {
         PollerProxy proxy = new PollerProxy("test", c -> { }, c -> { });
-        AtomicReference<PollerThread> self = new AtomicReference<>();
+        AtomicReference<HostedAgent> self = new AtomicReference<>();
         AtomicReference<Boolean> onAgentThreadInCycle = new AtomicReference<>();
         Agent agent = draining(proxy);
-        PollerThread thread = new PollerThread(new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, agent));
+        HostedAgent thread = io.rdmabus.spi.DedicatedAgentHost.start(new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, agent));
         self.set(thread);
         AtomicReference<Thread> ranOn = new AtomicReference<>();
         proxy.runAndWait(thread, () -> {
