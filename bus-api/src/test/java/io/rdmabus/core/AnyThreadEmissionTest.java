@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -248,14 +249,7 @@ class AnyThreadEmissionTest {
     void aCompleteDuringADirectEmissionWaitsForOnNextAndIsSentByTheReceivingThread() throws Exception {
         channel(false, true);
         final Recorder recorder = new Recorder();
-        recorder.holdInOnNext = new CountDownLatch(1);
-        subscribe(recorder);
-        recorder.request(10);
-        final var emission = receiving.submit(() -> {
-            receiveOnThisThread(0);
-            return null;
-        });
-        assertTrue(recorder.inOnNext.await(LIVENESS.toSeconds(), TimeUnit.SECONDS));
+        final Future<?> emission = holdADirectEmission(recorder);
         assertTrue(publishLocal(100)); // lands in the ring while the receiving thread holds the emitter flag
         assertEquals(1, deliveryAgent.doWork(), "the agent finds the flag taken: it drains on a later cycle");
         channel.complete(); // what the delivery agent's close does, while onNext runs on the receiving thread
@@ -264,6 +258,24 @@ class AnyThreadEmissionTest {
         emission.get(LIVENESS.toSeconds(), TimeUnit.SECONDS);
         assertEquals(List.of("0d", "complete:d"), recorder.signals,
             "onComplete after onNext returned, sent by the thread that held the flag; the ring's message is not sent after it");
+    }
+
+    /**
+     * Subscribes {@code recorder} with demand and has the receiving thread emit value 0 directly to it, held inside
+     * {@code onNext} until the test counts {@code recorder.holdInOnNext} down.
+     *
+     * @return the receiving thread's emission, done once onNext returned
+     */
+    private Future<?> holdADirectEmission(final Recorder recorder) throws InterruptedException {
+        recorder.holdInOnNext = new CountDownLatch(1);
+        subscribe(recorder);
+        recorder.request(10);
+        final Future<?> emission = receiving.submit(() -> {
+            receiveOnThisThread(0);
+            return null;
+        });
+        assertTrue(recorder.inOnNext.await(LIVENESS.toSeconds(), TimeUnit.SECONDS), "onNext never started on the receiving thread");
+        return emission;
     }
 
     /** On the receiving thread already: one frame of the remote session. */
@@ -283,14 +295,7 @@ class AnyThreadEmissionTest {
     void aTransportErrorDuringADirectEmissionFailsTheSubscriberAfterOnNextReturns() throws Exception {
         channel(false, true);
         final Recorder recorder = new Recorder();
-        recorder.holdInOnNext = new CountDownLatch(1);
-        subscribe(recorder);
-        recorder.request(10);
-        final var emission = receiving.submit(() -> {
-            receiveOnThisThread(0);
-            return null;
-        });
-        assertTrue(recorder.inOnNext.await(LIVENESS.toSeconds(), TimeUnit.SECONDS));
+        final Future<?> emission = holdADirectEmission(recorder);
         channel.onTransportError(new BusException("peer vanished"));
         shared.doWork(); // the agent would fail the subscriber: the flag is taken, so the holder does it
         assertEquals(List.of(), recorder.signals);
@@ -332,14 +337,7 @@ class AnyThreadEmissionTest {
     void aDisposeFromAnotherThreadDuringADirectEmissionClosesAtOnceAndStopsTheStream() throws Exception {
         channel(false, true);
         final Recorder recorder = new Recorder();
-        recorder.holdInOnNext = new CountDownLatch(1);
-        subscribe(recorder);
-        recorder.request(10);
-        final var emission = receiving.submit(() -> {
-            receiveOnThisThread(0);
-            return null;
-        });
-        assertTrue(recorder.inOnNext.await(LIVENESS.toSeconds(), TimeUnit.SECONDS));
+        final Future<?> emission = holdADirectEmission(recorder);
         recorder.cancel(); // the test thread, while onNext runs on the receiving thread
         assertEquals(List.of("outside it"), transportCloses, "closed at once by the disposing thread");
         recorder.holdInOnNext.countDown();
