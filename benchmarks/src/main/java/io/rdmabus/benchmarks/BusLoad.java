@@ -17,13 +17,21 @@ import org.agrona.concurrent.IdleStrategy;
 
 import reactor.core.Disposable;
 
-/** The bus over a transport: two buses in this JVM (publisher, subscriber), reliable {@code byte[]} topics. */
+/**
+ * The bus over a transport: two buses in this JVM (publisher, subscriber), reliable {@code byte[]} topics. In
+ * {@code INVOKER} mode the calling thread drives bus a (it publishes, and in a round trip receives the pong, in
+ * {@link Bus#doWork()} calls while it waits) and a thread of this class drives bus b (it receives, and echoes), as raw
+ * Aeron's pinger polls its own pong subscription and a receiver thread polls the other.
+ */
 final class BusLoad implements Load {
     private final LocalBuses buses;
     private final Bus a;
     private final Bus b;
     private final ThreadingMode threadingMode;
     private final boolean inPlace;
+    /** INVOKER: the thread that runs bus b's duty cycles; else null. */
+    private final Thread driverOfB;
+    private volatile boolean running = true;
     private int runs;
 
     /**
@@ -42,6 +50,23 @@ final class BusLoad implements Load {
             buses.close();
             throw ex;
         }
+        if (threadingMode == ThreadingMode.INVOKER) {
+            driverOfB = new Thread(() -> {
+                final IdleStrategy idle = Load.idle();
+                while (running) {
+                    idle.idle(b.doWork());
+                }
+            }, "bench-b-invoker");
+            driverOfB.setDaemon(true);
+            driverOfB.start();
+        } else {
+            driverOfB = null;
+        }
+    }
+
+    /** INVOKER: one duty cycle of bus a on this (the publishing) thread; else nothing. @return the work done */
+    private int driveA() {
+        return driverOfB != null ? a.doWork() : 0;
     }
 
     @Override
@@ -67,6 +92,7 @@ final class BusLoad implements Load {
                 if (Load.pastDeadline(deadlineNs)) {
                     throw Load.timedOut(label() + " connection");
                 }
+                driveA();
                 Thread.yield();
             }
             final byte[] payload = new byte[sizeBytes];
@@ -82,13 +108,14 @@ final class BusLoad implements Load {
                     if (Load.pastDeadline(deadlineNs)) {
                         throw Load.timedOut(label() + " back-pressure");
                     }
-                    idle.idle();
+                    idle.idle(driveA());
                 }
             }
             while (received.get() < messages) {
                 if (Load.pastDeadline(deadlineNs)) {
                     throw Load.timedOut(label() + " delivery (" + received.get() + " of " + messages + ")");
                 }
+                driveA();
                 Thread.yield();
             }
             return lastNs.get() - startNs;
@@ -130,6 +157,7 @@ final class BusLoad implements Load {
                 if (Load.pastDeadline(deadlineNs)) {
                     throw Load.timedOut(label() + " ping connection");
                 }
+                driveA();
                 Thread.yield();
             }
             final byte[] payload = new byte[Math.max(8, sizeBytes)];
@@ -144,14 +172,14 @@ final class BusLoad implements Load {
                     if (Load.pastDeadline(deadlineNs)) {
                         throw Load.timedOut(label() + " ping send");
                     }
-                    idle.idle();
+                    idle.idle(driveA());
                 }
                 idle.reset();
                 while (lastSeq.get() != i) {
                     if (Load.pastDeadline(deadlineNs)) {
                         throw Load.timedOut(label() + " pong " + i);
                     }
-                    idle.idle();
+                    idle.idle(driveA()); // INVOKER: the pong is received and delivered on this thread
                 }
                 if (i >= warmup) {
                     rtt.recordValue(System.nanoTime() - startNs);
@@ -167,6 +195,14 @@ final class BusLoad implements Load {
 
     @Override
     public void close() {
+        running = false;
+        if (driverOfB != null) {
+            try {
+                driverOfB.join(5_000);
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
         buses.close();
     }
 }

@@ -43,11 +43,16 @@ public final class CompareHarness implements Callable<Integer> {
     @Option(names = "--fanout", split = ",", defaultValue = "1,2,4,8", description = "subscriber counts (default: ${DEFAULT-VALUE})")
     List<Integer> fanOut;
     @Option(names = "--threading", defaultValue = "SHARED",
-        description = "the buses' threading mode: DEDICATED or SHARED (default: ${DEFAULT-VALUE})")
+        description = "the buses' threading mode: DEDICATED, SHARED or INVOKER (the publishing thread drives the publisher's bus, "
+            + "a thread of the harness the subscriber's) (default: ${DEFAULT-VALUE})")
     ThreadingMode threading;
     @Option(names = "--subscriber", defaultValue = "copy",
         description = "copy (Bus.subscribe, a Flux of byte[]) or in-place (Bus.subscribeInPlace, zero-copy) (default: ${DEFAULT-VALUE})")
     String subscriber;
+    @Option(names = "--raw-subscriber", defaultValue = "as-bus",
+        description = "what the raw contender's receiving code does with a message: as-bus (what --subscriber says), copy (into a new "
+            + "byte[], as a Flux of byte[] hands it over) or in-place (reads it where it lies) (default: ${DEFAULT-VALUE})")
+    String rawSubscriber;
     @Option(names = "--plot", defaultValue = "docs/benchmarks-latency.png", description = "PNG to write, '' for none (default: ${DEFAULT-VALUE})")
     String plot;
 
@@ -79,17 +84,19 @@ public final class CompareHarness implements Callable<Integer> {
         if (messages < 1 || rounds < 1 || pings < 10 || sizes.isEmpty() || fanOut.isEmpty()) {
             throw new IllegalArgumentException("need --messages >= 1, --rounds >= 1, --pings >= 10, some --sizes and --fanout");
         }
-        if (threading == ThreadingMode.INVOKER || !List.of("copy", "in-place").contains(subscriber)) {
-            throw new IllegalArgumentException("--threading must be DEDICATED or SHARED (an INVOKER bus needs the application's loop), "
-                + "--subscriber copy or in-place; got " + threading + ", " + subscriber);
+        if (!List.of("copy", "in-place").contains(subscriber) || !List.of("as-bus", "copy", "in-place").contains(rawSubscriber)) {
+            throw new IllegalArgumentException("--subscriber must be copy or in-place, --raw-subscriber as-bus, copy or in-place; got "
+                + subscriber + ", " + rawSubscriber);
         }
         final boolean inPlace = "in-place".equals(subscriber);
+        final boolean rawCopies = "as-bus".equals(rawSubscriber) ? !inPlace : "copy".equals(rawSubscriber);
         System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size, " + pings + " round trips; "
-            + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage());
+            + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage() + "; bus subscriber " + subscriber
+            + ", raw subscriber " + (rawCopies ? "copy" : "in-place"));
         for (final String section : sections) {
             switch (section) {
-                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace), RawAeronLoad::new);
-                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace), RawTcpLoad::new);
+                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace), () -> new RawAeronLoad(rawCopies));
+                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace), () -> new RawTcpLoad(rawCopies));
                 case "fanout" -> fanOut();
                 default -> throw new IllegalArgumentException("unknown section '" + section + "': use aeron, tcp, fanout");
             }

@@ -17,22 +17,30 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * Plain Aeron IPC, no bus: one exclusive publication and one subscription per stream on the same kind of embedded
  * media driver as the bus's ({@link SharedMediaDriver}: shared threading, backoff idle, 1 MiB terms, 1408 MTU), a
- * receiver thread polling with the bus's default idle strategy. What the bus adds on top is the difference.
+ * receiver thread polling with the bus's default idle strategy. What the bus adds on top is the difference. With
+ * {@code copies} the receiving code copies each message into a new {@code byte[]} (what a raw Aeron user who hands
+ * messages on as {@code byte[]}, like the bus's copying {@code Flux}, writes); without, it reads the message in place.
  */
 final class RawAeronLoad implements Load {
     private static final String CHANNEL = "aeron:ipc?term-length=" + SharedMediaDriver.TERM_LENGTH_BYTES + "|mtu=" + SharedMediaDriver.MTU_BYTES;
     private final SharedMediaDriver driver;
     private final Aeron aeron;
+    private final boolean copies;
     private int nextStreamId = 7000;
+    /** The last copy a receiving thread made: kept (a plain store, racy on purpose) so the JIT cannot drop the copy. */
+    @SuppressWarnings("unused")
+    private byte[] lastCopy;
 
-    RawAeronLoad() {
+    /** @param copies the receiving code copies each message into a new {@code byte[]} */
+    RawAeronLoad(final boolean copies) {
+        this.copies = copies;
         this.driver = SharedMediaDriver.launch("raw");
         this.aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(driver.directory()));
     }
 
     @Override
     public String label() {
-        return "raw/aeron-ipc";
+        return "raw/aeron-ipc" + (copies ? " copy" : "");
     }
 
     /** A polling thread over a subscription, stopped by {@link #close()}. */
@@ -77,6 +85,9 @@ final class RawAeronLoad implements Load {
         try (Subscription sub = aeron.addSubscription(CHANNEL, streamId);
              ExclusivePublication pub = aeron.addExclusivePublication(CHANNEL, streamId);
              Poller poller = new Poller(sub, (buffer, offset, length, header) -> {
+                 if (copies) {
+                     copyOut(buffer, offset, length);
+                 }
                  lastNs.lazySet(System.nanoTime());
                  received.lazySet(received.get() + 1);
              }, "raw-aeron-receiver")) {
@@ -118,8 +129,16 @@ final class RawAeronLoad implements Load {
              Subscription pongSub = aeron.addSubscription(CHANNEL, pongStream);
              ExclusivePublication pongPub = aeron.addExclusivePublication(CHANNEL, pongStream)) {
             final IdleStrategy echoIdle = Load.idle();
+            final UnsafeBuffer echoCopy = new UnsafeBuffer(0, 0); // the echo thread's view of its copy
             try (Poller echo = new Poller(pingSub, (buffer, offset, length, header) -> {
                 echoIdle.reset();
+                if (copies) {
+                    echoCopy.wrap(copyOut(buffer, offset, length));
+                    while (pongPub.offer(echoCopy, 0, length) < 0) {
+                        echoIdle.idle();
+                    }
+                    return;
+                }
                 while (pongPub.offer(buffer, offset, length) < 0) {
                     echoIdle.idle();
                 }
@@ -130,7 +149,9 @@ final class RawAeronLoad implements Load {
                     Load.checkDeadline(deadlineNs, "raw aeron ping connection");
                     Thread.yield();
                 }
-                final FragmentHandler onPong = (buffer, offset, length, header) -> lastSeq.lazySet(buffer.getLong(offset));
+                final FragmentHandler onPong = copies
+                    ? (buffer, offset, length, header) -> lastSeq.lazySet(Load.getLong(copyOut(buffer, offset, length), 0))
+                    : (buffer, offset, length, header) -> lastSeq.lazySet(buffer.getLong(offset));
                 final UnsafeBuffer payload = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
                 final Histogram rtt = new Histogram(3);
                 final IdleStrategy idle = Load.idle();
@@ -157,6 +178,13 @@ final class RawAeronLoad implements Load {
                 return rtt;
             }
         }
+    }
+
+    private byte[] copyOut(final org.agrona.DirectBuffer buffer, final int offset, final int length) {
+        final byte[] copy = new byte[length];
+        buffer.getBytes(offset, copy);
+        lastCopy = copy;
+        return copy;
     }
 
     @Override

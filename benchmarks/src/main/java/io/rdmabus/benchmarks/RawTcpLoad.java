@@ -18,39 +18,66 @@ import reactor.netty.tcp.TcpClient;
 import reactor.netty.tcp.TcpServer;
 
 /**
- * Plain reactor-netty TCP on loopback, no bus: 4-byte length-prefixed frames, one event-loop thread (the bus's TCP
- * transport default), {@code send(Publisher)} for one-way streams (writability back-pressure, flushed per batch, one
- * pooled buffer per frame), a server that counts or echoes.
+ * Plain reactor-netty TCP on loopback, no bus: 4-byte length-prefixed frames, {@code send(Publisher)} for one-way
+ * streams (writability back-pressure, flushed per batch, one pooled buffer per frame), a server that counts or echoes.
+ * The servers run on one event-loop thread and the clients on another, as the bus's two buses each have one (the TCP
+ * transport's default): two endpoints, each on its own thread, as two processes would be. (With both ends on one
+ * thread, a frame written by the client is read by the server in the same loop, with no thread to wake: no two-party
+ * deployment has that.) With {@code copies} the receiving code copies each frame into a new {@code byte[]} (and the
+ * echo sends that copy back in a new pooled buffer), as the bus's copying {@code Flux} hands a {@code byte[]} over;
+ * without, it reads the frame in place (and echoes the received buffer itself).
  */
 final class RawTcpLoad implements Load {
     private static final int MAX_FRAME = 16 * 1024 * 1024;
-    private final LoopResources loops = LoopResources.create("raw-tcp", 1, true);
+    private final LoopResources serverLoops = LoopResources.create("raw-tcp-server", 1, true);
+    private final LoopResources clientLoops = LoopResources.create("raw-tcp-client", 1, true);
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong lastNs = new AtomicLong();
     private final DisposableServer countServer;
     private final DisposableServer echoServer;
+    private final boolean copies;
+    /** The last copy a receiving thread made: kept (a plain store, racy on purpose) so the JIT cannot drop the copy. */
+    @SuppressWarnings("unused")
+    private byte[] lastCopy;
 
-    RawTcpLoad() {
-        countServer = TcpServer.create().host("127.0.0.1").port(0).runOn(loops)
+    /** @param copies the receiving code copies each frame into a new {@code byte[]} */
+    RawTcpLoad(final boolean copies) {
+        this.copies = copies;
+        countServer = TcpServer.create().host("127.0.0.1").port(0).runOn(serverLoops)
             .doOnConnection(c -> c.addHandlerLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4, 0, 4)))
             .handle((in, out) -> in.receive().doOnNext(b -> {
+                if (copies) {
+                    copyOut(b);
+                }
                 lastNs.lazySet(System.nanoTime());
                 received.lazySet(received.get() + 1);
             }).then())
             .bindNow();
-        echoServer = TcpServer.create().host("127.0.0.1").port(0).runOn(loops)
+        echoServer = TcpServer.create().host("127.0.0.1").port(0).runOn(serverLoops)
             .doOnConnection(c -> c.addHandlerLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4, 0, 4)).addHandlerLast(new LengthFieldPrepender(4)))
-            .handle((in, out) -> out.send(in.receive().retain()))
+            .handle((in, out) -> out.send(copies
+                ? in.receive().map(b -> {
+                    final byte[] copy = copyOut(b);
+                    return out.alloc().buffer(copy.length).writeBytes(copy);
+                })
+                : in.receive().retain()))
             .bindNow();
+    }
+
+    private byte[] copyOut(final ByteBuf frame) {
+        final byte[] copy = new byte[frame.readableBytes()];
+        frame.getBytes(frame.readerIndex(), copy);
+        lastCopy = copy;
+        return copy;
     }
 
     @Override
     public String label() {
-        return "raw/reactor-netty-tcp";
+        return "raw/reactor-netty-tcp" + (copies ? " copy" : "");
     }
 
     private Connection connect(final int port, final boolean framing) {
-        TcpClient client = TcpClient.create().host("127.0.0.1").port(port).runOn(loops);
+        TcpClient client = TcpClient.create().host("127.0.0.1").port(port).runOn(clientLoops);
         if (framing) {
             client = client.doOnConnected(c -> c.addHandlerLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4, 0, 4))
                 .addHandlerLast(new LengthFieldPrepender(4)));
@@ -83,7 +110,9 @@ final class RawTcpLoad implements Load {
     public Histogram pingPong(final int pings, final int sizeBytes) {
         final Connection connection = connect(echoServer.port(), true);
         final AtomicLong lastSeq = new AtomicLong(-1);
-        connection.inbound().receive().subscribe(b -> lastSeq.lazySet(b.getLongLE(b.readerIndex())));
+        connection.inbound().receive().subscribe(copies
+            ? b -> lastSeq.lazySet(Load.getLong(copyOut(b), 0))
+            : b -> lastSeq.lazySet(b.getLongLE(b.readerIndex())));
         try {
             final int size = Math.max(8, sizeBytes);
             final Histogram rtt = new Histogram(3);
@@ -116,6 +145,7 @@ final class RawTcpLoad implements Load {
     public void close() {
         countServer.disposeNow(Duration.ofSeconds(5));
         echoServer.disposeNow(Duration.ofSeconds(5));
-        loops.disposeLater().block(Duration.ofSeconds(10));
+        serverLoops.disposeLater().block(Duration.ofSeconds(10));
+        clientLoops.disposeLater().block(Duration.ofSeconds(10));
     }
 }

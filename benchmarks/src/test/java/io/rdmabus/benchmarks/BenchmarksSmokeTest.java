@@ -50,16 +50,28 @@ class BenchmarksSmokeTest {
         assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 1024 B |")), harness.rows().toString());
         assertTrue(harness.rows().stream().anyMatch(r -> r.startsWith("| 2 |")), "fan-out with 2 subscribers: " + harness.rows());
         assertTrue(harness.latencies().containsKey("bus/aeron-ipc shared"), harness.latencies().keySet().toString());
-        assertTrue(harness.latencies().containsKey("raw/aeron-ipc"), harness.latencies().keySet().toString());
+        assertTrue(harness.latencies().containsKey("raw/aeron-ipc copy"), harness.latencies().keySet().toString());
         assertTrue(harness.latencies().containsKey("bus/tcp shared"), "the bus over TCP ran: " + harness.rows());
-        assertTrue(harness.latencies().containsKey("raw/reactor-netty-tcp"), harness.latencies().keySet().toString());
+        assertTrue(harness.latencies().containsKey("raw/reactor-netty-tcp copy"), harness.latencies().keySet().toString());
         harness.latencies().values().forEach(h -> assertEquals(50, h.getTotalCount()));
         assertTrue(ImageIO.read(png).getWidth() > 0, "a readable PNG");
+    }
+
+    @Test
+    void compareHarnessDrivesInvokerBusesAndReadsInPlaceOnBothSides() {
+        final CompareHarness harness = new CompareHarness();
+        final int exit = new CommandLine(harness).execute("--messages", "300", "--rounds", "1", "--pings", "50", "--sizes", "64",
+            "--sections", "aeron,tcp", "--threading", "INVOKER", "--subscriber", "in-place", "--plot", "");
+        assertEquals(0, exit);
+        assertEquals(java.util.Set.of("bus/aeron-ipc invoker in-place", "raw/aeron-ipc", "bus/tcp invoker in-place", "raw/reactor-netty-tcp"),
+            harness.latencies().keySet());
+        harness.latencies().values().forEach(h -> assertEquals(50, h.getTotalCount()));
     }
 
     @Test
     void badFlagsAreAUsageError() {
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--sections", "carrier-pigeon"));
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--messages", "x"));
+        assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--raw-subscriber", "zero-copy"));
     }
 }

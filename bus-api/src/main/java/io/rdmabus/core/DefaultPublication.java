@@ -15,7 +15,6 @@ import io.rdmabus.spi.TransportStatus;
 
 import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.EpochNanoClock;
-import org.agrona.concurrent.SystemEpochNanoClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +35,7 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private final TransportPublication transportPublication;
     private final int sessionId;
     private final int maxPayload;
-    private final EpochNanoClock clock = new SystemEpochNanoClock();
+    private final EpochNanoClock clock = new PublisherClock();
     private final DefaultBus bus;
     /** Same-bus loopback when the transport does not loop back, else null. */
     private final LocalDelivery local;
