@@ -33,7 +33,10 @@ import reactor.core.Disposable;
  * {@code rdma-bus ping}: round trips through the bus (reliable topic {@code rdmabus.ping}, echoed on
  * {@code rdmabus.pong}), one at a time, with latency percentiles. {@code --role both} (default) runs both ends as
  * two buses in this process; {@code --role pong} in one process and {@code --role ping} in another measure across
- * processes (give each the transport properties/seeds to find the other).
+ * processes (give each the transport properties/seeds to find the other). With {@code --threading invoker} no bus has
+ * a thread of its own: the pinging thread runs its bus's duty cycles ({@code Bus.doWork()}) while it waits for each
+ * pong, and the ponging end's are run by a loop of this command (a thread of its own with {@code --role both}, the
+ * main thread with {@code --role pong}).
  */
 @Command(name = "ping", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Round-trip latency through the bus (percentiles), in one process or between two.")
@@ -75,7 +78,7 @@ final class PingCommand implements Callable<Integer> {
         if (!"in-place".equals(subscriber) && !"copy".equals(subscriber)) {
             throw new IllegalArgumentException("--subscriber must be in-place or copy, not '" + subscriber + "'");
         }
-        final ThreadingMode threading = transport.threadingMode(); // checked before anything starts
+        final ThreadingMode threading = transport.drivesInvoker().threadingMode(); // checked before anything starts
         final PrintWriter out = spec.commandLine().getOut();
         switch (role) {
             case "both" -> {
@@ -88,9 +91,11 @@ final class PingCommand implements Callable<Integer> {
                     final Bus pongBus = buses.newBus("pong");
                     final Bus pingBus = buses.newBus("ping");
                     final Disposable ponger = startPonger(pongBus);
+                    final Disposable pongDriver = threading == ThreadingMode.INVOKER ? driveOnItsOwnThread(pongBus) : () -> { };
                     try {
-                        return report(out, pinger(pingBus, out)) ? 0 : 1;
+                        return report(out, pinger(pingBus, threading == ThreadingMode.INVOKER, out)) ? 0 : 1;
                     } finally {
+                        pongDriver.dispose();
                         ponger.dispose();
                     }
                 }
@@ -101,7 +106,15 @@ final class PingCommand implements Callable<Integer> {
                     out.println("transport: " + bus.transportName() + ", " + subscriber + " subscriber; echoing " + PING.name() + " -> "
                         + PONG.name() + " for " + timeoutS + " s");
                     out.flush();
-                    Thread.sleep(TimeUnit.SECONDS.toMillis(timeoutS));
+                    if (transport.effectiveThreadingMode() == ThreadingMode.INVOKER) {
+                        final long endNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutS);
+                        final IdleStrategy idle = pollingIdle();
+                        while (System.nanoTime() < endNs) {
+                            idle.idle(bus.doWork()); // this thread runs the pong bus: receives pings, echoes pongs
+                        }
+                    } else {
+                        Thread.sleep(TimeUnit.SECONDS.toMillis(timeoutS));
+                    }
                     ponger.dispose();
                     return 0;
                 }
@@ -109,7 +122,7 @@ final class PingCommand implements Callable<Integer> {
             case "ping" -> {
                 try (Bus bus = transport.buildBus("ping")) {
                     out.println("transport: " + bus.transportName() + ", " + subscriber + " subscriber");
-                    return report(out, pinger(bus, out)) ? 0 : 1;
+                    return report(out, pinger(bus, transport.effectiveThreadingMode() == ThreadingMode.INVOKER, out)) ? 0 : 1;
                 }
             }
             default -> throw new IllegalArgumentException("--role must be both, ping or pong, not '" + role + "'");
@@ -144,7 +157,37 @@ final class PingCommand implements Callable<Integer> {
         };
     }
 
-    private Histogram pinger(final Bus bus, final PrintWriter out) {
+    /** The idle strategy of a loop that runs a bus's duty cycles: that of the pinging loop. */
+    private static IdleStrategy pollingIdle() {
+        return new BackoffIdleStrategy(100, 100, 1_000, 50_000);
+    }
+
+    /** An {@code INVOKER} bus's duty cycles, run on a thread of their own until disposed. */
+    private static Disposable driveOnItsOwnThread(final Bus bus) {
+        final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+        final Thread driver = new Thread(() -> {
+            final IdleStrategy idle = pollingIdle();
+            while (running.get()) {
+                idle.idle(bus.doWork());
+            }
+        }, "ping-pong-bus-invoker");
+        driver.setDaemon(true);
+        driver.start();
+        return () -> {
+            running.set(false);
+            try {
+                driver.join(TimeUnit.SECONDS.toMillis(5));
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        };
+    }
+
+    /**
+     * @param drives true for an {@code INVOKER} bus: this thread runs its duty cycles while it waits (the pong is
+     *               received and delivered here)
+     */
+    private Histogram pinger(final Bus bus, final boolean drives, final PrintWriter out) {
         final AtomicLong lastPongSequence = new AtomicLong(-1);
         final AtomicLong lastRttNs = new AtomicLong();
         final Disposable subscription = inPlace()
@@ -159,9 +202,9 @@ final class PingCommand implements Callable<Integer> {
         final Histogram histogram = new Histogram(3);
         final Histogram interval = new Histogram(3);
         try (BusPublication<byte[]> ping = bus.publication(PING)) {
-            final IdleStrategy idle = new BackoffIdleStrategy(100, 100, 1_000, 50_000);
+            final IdleStrategy idle = pollingIdle();
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutS);
-            awaitConnected(ping, deadlineNs);
+            awaitConnected(ping, deadlineNs, drives ? bus : null);
             final byte[] payload = new byte[sizeBytes];
             long nextReportNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
             final long total = (long) warmup + count;
@@ -184,7 +227,7 @@ final class PingCommand implements Callable<Integer> {
                             sentNs = nowNs;
                         }
                     }
-                    idle.idle();
+                    idle.idle(drives ? bus.doWork() : 0);
                 }
                 if (seq >= warmup) {
                     histogram.recordValue(lastRttNs.get());
@@ -218,11 +261,18 @@ final class PingCommand implements Callable<Integer> {
     }
 
     static void awaitConnected(final BusPublication<?> publication, final long deadlineNs) {
+        awaitConnected(publication, deadlineNs, null);
+    }
+
+    /** @param invoked an {@code INVOKER} bus whose duty cycles this thread runs while it waits, or null */
+    static void awaitConnected(final BusPublication<?> publication, final long deadlineNs, final Bus invoked) {
         while (!publication.isConnected()) {
             if (System.nanoTime() > deadlineNs) {
                 throw new BusException("no subscriber connected to topic '" + publication.topic().name() + "' in time: is the other end running?");
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            if (invoked == null || invoked.doWork() == 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(invoked == null ? 5 : 1));
+            }
         }
     }
 

@@ -10,6 +10,7 @@ import io.rdmabus.Bus;
 import io.rdmabus.BusBuilder;
 import io.rdmabus.ThreadingMode;
 import io.rdmabus.config.BusConfig;
+import io.rdmabus.config.ConfigValue;
 
 import picocli.CommandLine.Option;
 
@@ -37,9 +38,12 @@ public final class TransportOptions {
     String idleStrategy;
 
     @Option(names = "--threading", description = "threading mode: shared (one agent thread per bus for delivery and the "
-        + "transport's receive duty where it can be hosted) or dedicated (a thread each) (default: shared, or "
-        + "rdmabus.threading-mode from outside code)")
+        + "transport's receive duty where it can be hosted), dedicated (a thread each) or, for ping only, invoker (the pinging "
+        + "thread runs its bus's duty cycles with Bus.doWork()) (default: shared, or rdmabus.threading-mode from outside code)")
     String threadingMode;
+
+    /** True for a command that drives its buses with {@code Bus.doWork()} (it takes {@code --threading invoker}). */
+    private boolean drivesInvoker;
 
     /** For picocli. */
     public TransportOptions() {
@@ -56,8 +60,19 @@ public final class TransportOptions {
     }
 
     /**
+     * Lets the command take {@code invoker} (from the flag or from outside code): it runs its buses' duty cycles itself.
+     *
+     * @return this
+     */
+    TransportOptions drivesInvoker() {
+        this.drivesInvoker = true;
+        return this;
+    }
+
+    /**
      * @return the threading mode as given, or {@code shared}
-     * @throws IllegalArgumentException for a mode the CLI cannot drive ({@code invoker} needs the application's own loop)
+     * @throws IllegalArgumentException for a mode the command cannot drive ({@code invoker} needs a loop that calls
+     *     {@code Bus.doWork()}: only commands that run one take it)
      */
     public ThreadingMode threadingMode() {
         if (threadingMode == null) {
@@ -66,7 +81,15 @@ public final class TransportOptions {
         return switch (threadingMode.toLowerCase(Locale.ROOT)) {
             case "shared" -> ThreadingMode.SHARED;
             case "dedicated" -> ThreadingMode.DEDICATED;
-            default -> throw new IllegalArgumentException("--threading must be shared or dedicated, not '" + threadingMode + "'");
+            case "invoker" -> {
+                if (!drivesInvoker) {
+                    throw new IllegalArgumentException("--threading invoker needs a loop that calls Bus.doWork(), which only ping runs; "
+                        + "use shared or dedicated");
+                }
+                yield ThreadingMode.INVOKER;
+            }
+            default -> throw new IllegalArgumentException("--threading must be shared, dedicated"
+                + (drivesInvoker ? " or invoker" : "") + ", not '" + threadingMode + "'");
         };
     }
 
@@ -99,13 +122,26 @@ public final class TransportOptions {
         return builder;
     }
 
+    /** @return the threading mode a bus built here gets: the flag's, else outside code's, else {@code shared} */
+    public ThreadingMode effectiveThreadingMode() {
+        return builder().effectiveConfig().threadingMode();
+    }
+
     /**
      * A bus for talking to other processes: the transport with the given properties and seeds.
      *
      * @param busName the bus's name
      * @return a started bus
+     * @throws IllegalArgumentException if the mode in effect is {@code invoker} and this command does not drive it
      */
     public Bus buildBus(final String busName) {
-        return builder().name(busName).build();
+        final BusBuilder builder = builder().name(busName);
+        final ConfigValue mode = builder.effectiveConfig().value(BusConfig.THREADING_MODE);
+        if (!drivesInvoker && "invoker".equals(mode.value())) {
+            // nobody would call Bus.doWork(): the bus would never deliver or send
+            throw new IllegalArgumentException(BusConfig.THREADING_MODE + "=invoker (from " + mode.source() + ") needs a loop that calls "
+                + "Bus.doWork(), which only ping runs; use shared or dedicated");
+        }
+        return builder.build();
     }
 }

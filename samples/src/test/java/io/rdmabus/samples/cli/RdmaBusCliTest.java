@@ -93,8 +93,30 @@ class RdmaBusCliTest {
     void pingRefusesAnUnknownSubscriberOrThreadingMode() {
         assertEquals(2, run("ping", "--subscriber", "lease"));
         assertTrue(err.toString().contains("--subscriber must be in-place or copy, not 'lease'"), err.toString());
-        assertEquals(2, run("ping", "--threading", "invoker"));
-        assertTrue(err.toString().contains("--threading must be shared or dedicated, not 'invoker'"), err.toString());
+        assertEquals(2, run("ping", "--threading", "fibers"));
+        assertTrue(err.toString().contains("--threading must be shared, dedicated or invoker, not 'fibers'"), err.toString());
+    }
+
+    @Test
+    void pingDrivesInvokerBusesFromItsOwnLoops() {
+        assertEquals(0, run("ping", "-t", "aeron-ipc", "--threading", "invoker", "-n", "300", "--warmup", "50", "--timeout-s", "60"),
+            out + " / " + err);
+        assertTrue(out.toString().contains("INVOKER threading, in-place subscribers"), out.toString());
+        assertTrue(out.toString().contains("300 round trips of 64 bytes"), out.toString());
+    }
+
+    @Test
+    void aCommandThatRunsNoBusLoopRefusesInvokerFromTheFlagOrFromOutsideCode() {
+        assertEquals(2, run("throughput", "-t", "aeron-ipc", "--threading", "invoker"));
+        assertTrue(err.toString().contains("--threading invoker needs a loop that calls Bus.doWork(), which only ping runs"), err.toString());
+        System.setProperty("rdmabus.threading-mode", "invoker");
+        try {
+            assertEquals(2, run("sub", "-t", "tcp", "-p", "tcp.bind=127.0.0.1:0", "--topic", "cli.invoker", "-n", "1", "-d", "5"));
+        } finally {
+            System.clearProperty("rdmabus.threading-mode");
+        }
+        assertTrue(err.toString().contains("rdmabus.threading-mode=invoker (from sysprop:rdmabus.threading-mode) needs a loop that calls "
+            + "Bus.doWork(), which only ping runs"), err.toString());
     }
 
     @Test
