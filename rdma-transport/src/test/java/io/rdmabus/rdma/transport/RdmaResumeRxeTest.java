@@ -197,6 +197,9 @@ class RdmaResumeRxeTest {
             assertEquals(0, pubT.resumeStats()[3], () -> "the publisher refused the resume: " + state.get());
             assertTrue(resumed, () -> "no resume within 90 s after the break: " + state.get());
             long tReconnected = System.nanoTime();
+            // what the publisher had committed when it served the resume, but for at most the one offer in progress (its
+            // frame committed, the count not yet raised)
+            int sentAtResume = sent.get();
             assertTrue(await(() -> rec.got.size() >= publishedBefore, 90_000), "only " + rec.got.size() + " of the " + publishedBefore
                     + " published before the break arrived");
             long tCaughtUp = System.nanoTime();
@@ -225,14 +228,19 @@ class RdmaResumeRxeTest {
             assertEquals(1, rec.got.stream().map(Received::sessionId).distinct().count(), "one publisher session throughout");
             assertTrue(subStats[0] >= 1, "the subscriber never asked to resume");
             assertTrue(pubStats[1] >= 1, "the publisher never served a resume");
-            // at the break every frame published and not yet delivered sat in the subscription's ring (64 slots: taken,
-            // so not replayed) or in the transport's receive buffers and on the wire (not taken: replayed). A slow
-            // subscriber on a SHARED bus runs on the poller's thread and keeps the ring empty (direct emission), so
-            // all of those are replayed; with a delivery thread of its own the ring fills first
-            long heldAtLeast = Math.max(1, publishedBefore - before - 64);
-            assertTrue(pubStats[2] >= heldAtLeast, "only " + pubStats[2] + " replayed, at least " + heldAtLeast + " expected ("
-                    + publishedBefore + " published and " + before + " delivered at the break, 64 ring slots): the frames held in "
-                    + "receive buffers at the break must come back by replay");
+            // How many frames come back by replay is not bounded from below here: a frame whose receive completed before
+            // the break (its completion still in the CQ while a slow onNext held the poller's thread) is delivered after
+            // the break and not replayed, and how many did depends on timing (none at all is possible). That every frame
+            // arrived exactly once and in order is asserted above (a frame replayed twice would be dropped as a duplicate
+            // by the sequence rule, so that check alone cannot see a replay from too early a point); the outage case below
+            // asserts an exact replay count. The resume point is past every frame delivered at the break, so one resume
+            // replays at most what was published by then and not delivered at the break.
+            if (pubStats[1] == 1) {
+                long replayBound = sentAtResume + 1 - before;
+                assertTrue(pubStats[2] <= replayBound, "replayed " + pubStats[2] + " frames, more than the " + replayBound
+                        + " published by the resume (and the offer in progress) and not delivered at the break: the replay started "
+                        + "before the resume point");
+            }
             assertEquals(0, pubStats[3], "a resume inside the window was refused");
             assertEquals(1, subT.liveConnectionCount(), "one connection after the reconnect");
             assertEquals(pubStats[2], pubT.counters().get("framesReplayed"), "framesReplayed in the transport counters");
