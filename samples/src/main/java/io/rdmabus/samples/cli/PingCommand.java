@@ -33,8 +33,8 @@ import reactor.core.Disposable;
  * {@code rdma-bus ping}: round trips through the bus (reliable topic {@code rdmabus.ping}, echoed on
  * {@code rdmabus.pong}), one at a time, with latency percentiles. {@code --role both} (default) runs both ends as
  * two buses in this process; {@code --role pong} in one process and {@code --role ping} in another measure across
- * processes (give each the transport properties/seeds to find the other). With {@code --threading invoker} no bus has
- * a thread of its own: the pinging thread runs its bus's duty cycles ({@code Bus.doWork()}) while it waits for each
+ * processes (give each the transport properties/seeds to find the other). In {@code invoker} mode (the default here) no
+ * bus has a thread of its own: the pinging thread runs its bus's duty cycles ({@code Bus.doWork()}) while it waits for each
  * pong, and the ponging end's are run by a loop of this command (a thread of its own with {@code --role both}, the
  * main thread with {@code --role pong}).
  */
@@ -78,7 +78,9 @@ final class PingCommand implements Callable<Integer> {
         if (!"in-place".equals(subscriber) && !"copy".equals(subscriber)) {
             throw new IllegalArgumentException("--subscriber must be in-place or copy, not '" + subscriber + "'");
         }
-        final ThreadingMode threading = transport.drivesInvoker().threadingMode(); // checked before anything starts
+        // invoker unless told otherwise: on the 2-core box its p99 was lower than shared's in each of three runs and within
+        // 5x its p50 in all three (docs/benchmarks.md, "CLI ping")
+        final ThreadingMode threading = transport.drivesInvoker().defaultThreadingMode(ThreadingMode.INVOKER).threadingMode();
         final PrintWriter out = spec.commandLine().getOut();
         switch (role) {
             case "both" -> {

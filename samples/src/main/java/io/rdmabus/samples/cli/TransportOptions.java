@@ -39,11 +39,14 @@ public final class TransportOptions {
 
     @Option(names = "--threading", description = "threading mode: shared (one agent thread per bus for delivery and the "
         + "transport's receive duty where it can be hosted), dedicated (a thread each) or, for ping only, invoker (the pinging "
-        + "thread runs its bus's duty cycles with Bus.doWork()) (default: shared, or rdmabus.threading-mode from outside code)")
+        + "thread runs its bus's duty cycles with Bus.doWork()) (default: shared, for ping invoker; or rdmabus.threading-mode from "
+        + "outside code)")
     String threadingMode;
 
     /** True for a command that drives its buses with {@code Bus.doWork()} (it takes {@code --threading invoker}). */
     private boolean drivesInvoker;
+    /** The mode when neither the flag nor outside code gives one. */
+    private ThreadingMode defaultMode = ThreadingMode.SHARED;
 
     /** For picocli. */
     public TransportOptions() {
@@ -70,13 +73,22 @@ public final class TransportOptions {
     }
 
     /**
-     * @return the threading mode as given, or {@code shared}
+     * @param mode the mode when neither the flag nor outside code gives one (set in code: outside code wins over it)
+     * @return this
+     */
+    TransportOptions defaultThreadingMode(final ThreadingMode mode) {
+        this.defaultMode = mode;
+        return this;
+    }
+
+    /**
+     * @return the threading mode as given, or the command's default ({@code shared} unless it says otherwise)
      * @throws IllegalArgumentException for a mode the command cannot drive ({@code invoker} needs a loop that calls
      *     {@code Bus.doWork()}: only commands that run one take it)
      */
     public ThreadingMode threadingMode() {
         if (threadingMode == null) {
-            return ThreadingMode.SHARED;
+            return defaultMode;
         }
         return switch (threadingMode.toLowerCase(Locale.ROOT)) {
             case "shared" -> ThreadingMode.SHARED;
@@ -105,7 +117,11 @@ public final class TransportOptions {
      * @return a builder to add a name or a file to
      */
     public BusBuilder builder() {
-        final BusBuilder builder = Bus.builder().fromEnvironment();
+        final BusBuilder builder = Bus.builder();
+        if (defaultMode != ThreadingMode.SHARED) {
+            builder.threadingMode(defaultMode); // the command's own default, in code: outside code still wins
+        }
+        builder.fromEnvironment();
         if (transport != null) {
             builder.commandLine(BusConfig.TRANSPORT, transport);
         }
@@ -122,7 +138,7 @@ public final class TransportOptions {
         return builder;
     }
 
-    /** @return the threading mode a bus built here gets: the flag's, else outside code's, else {@code shared} */
+    /** @return the threading mode a bus built here gets: the flag's, else outside code's, else the command's default */
     public ThreadingMode effectiveThreadingMode() {
         return builder().effectiveConfig().threadingMode();
     }
