@@ -177,8 +177,8 @@ class RdmaResumeRxeTest {
             thread = publisher(pub, n, sent, System.nanoTime() + TimeUnit.SECONDS.toNanos(150));
             // slow the subscriber down (20 ms per message) for 100 messages before the break: its bus ring fills (or, on a
             // SHARED bus, the slow onNext holds the poller's thread), the transport holds frames in receive buffers
-            // (never consumed by the bus) and the publisher is held back by credits; the held frames must come back by
-            // replay, none twice
+            // (never consumed by the bus) and the publisher is held back by credits; the held frames must arrive after the
+            // break, from completions already in the CQ or by replay, none twice
             assertTrue(await(() -> rec.got.size() >= breakAt - 100, 90_000), "only " + rec.got.size() + " before the break");
             rec.slow = true;
             assertTrue(await(() -> rec.got.size() >= breakAt, 60_000), "only " + rec.got.size() + " before the break");

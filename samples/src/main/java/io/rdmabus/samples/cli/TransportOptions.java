@@ -10,7 +10,6 @@ import io.rdmabus.Bus;
 import io.rdmabus.BusBuilder;
 import io.rdmabus.ThreadingMode;
 import io.rdmabus.config.BusConfig;
-import io.rdmabus.config.ConfigValue;
 
 import picocli.CommandLine.Option;
 
@@ -152,11 +151,11 @@ public final class TransportOptions {
      */
     public Bus buildBus(final String busName) {
         final BusBuilder builder = builder().name(busName);
-        final ConfigValue mode = builder.effectiveConfig().value(BusConfig.THREADING_MODE);
-        if (!drivesInvoker && "invoker".equals(mode.value())) {
+        final BusConfig effective = builder.effectiveConfig();
+        if (!drivesInvoker && effective.threadingMode() == ThreadingMode.INVOKER) {
             // nobody would call Bus.doWork(): the bus would never deliver or send
-            throw new IllegalArgumentException(BusConfig.THREADING_MODE + "=invoker (from " + mode.source() + ") needs a loop that calls "
-                + "Bus.doWork(), which only ping runs; use shared or dedicated");
+            throw new IllegalArgumentException(BusConfig.THREADING_MODE + "=invoker (from " + effective.value(BusConfig.THREADING_MODE).source()
+                + ") needs a loop that calls Bus.doWork(), which only ping runs; use shared or dedicated");
         }
         return builder.build();
     }
