@@ -18,4 +18,14 @@ public interface AgentHost {
      * @return the handle that waits for it and stops it
      */
     HostedAgent host(Agent agent);
+
+    /**
+     * @return true if every hosted agent gets a thread of its own ({@code DEDICATED}): a transport may then run its agent
+     *     on a thread it starts itself, under an idle strategy of its own (e.g. one that sleeps on a completion channel);
+     *     false if agents share the bus's thread or the application's {@code Bus.doWork()} calls, where an agent must
+     *     never sleep in a system call
+     */
+    default boolean dedicatesThreads() {
+        return false;
+    }
 }

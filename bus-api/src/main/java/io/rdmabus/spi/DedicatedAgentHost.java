@@ -25,6 +25,11 @@ public final class DedicatedAgentHost implements AgentHost {
     }
 
     @Override
+    public boolean dedicatesThreads() {
+        return true;
+    }
+
+    @Override
     public HostedAgent host(final Agent agent) {
         return start(new AgentRunner(idleStrategies.get(), errorHandler::accept, null, agent));
     }

@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rdmabus.spi.AgentThreads;
+import io.rdmabus.spi.DedicatedAgentHost;
 import io.rdmabus.spi.HostedAgent;
 
 import org.agrona.concurrent.Agent;
@@ -59,6 +60,8 @@ class SharedAgentTest {
     @Test
     void sharedThreadRunsEveryHostedAgentAndCloseWaitsForOnClose() {
         final SharedAgent shared = new SharedAgent("rdma-bus-shared-test", false, errors::add);
+        assertFalse(shared.dedicatesThreads(), "a transport must not give a shared thread an agent that sleeps");
+        assertTrue(new DedicatedAgentHost(BackoffIdleStrategy::new, errors::add).dedicatesThreads());
         final AgentRunner runner = new AgentRunner(new BackoffIdleStrategy(), errors::add, null, shared);
         AgentThreads.start(runner);
         final Probe a = new Probe();

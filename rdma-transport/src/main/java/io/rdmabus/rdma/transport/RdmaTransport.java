@@ -262,13 +262,14 @@ public final class RdmaTransport implements Transport {
     }
 
     /**
-     * A {@code DEDICATED} bus (its host is a {@link DedicatedAgentHost}): the poller gets a thread of its own that sleeps
-     * on the completion channel when idle. {@code SHARED} and {@code INVOKER}: the bus hosts it beside its delivery
-     * agent (the shared thread, or the application's {@code Bus.doWork()}), so a received frame reaches its subscriber on
-     * the thread that polled it (see "Threads" in {@code docs/rdma-transport.md}).
+     * A {@code DEDICATED} bus (its host {@linkplain io.rdmabus.spi.AgentHost#dedicatesThreads() dedicates threads}): the
+     * poller gets a thread of its own that sleeps on the completion channel when idle. {@code SHARED} and
+     * {@code INVOKER}: the bus hosts it beside its delivery agent (the shared thread, or the application's
+     * {@code Bus.doWork()}), so a received frame reaches its subscriber on the thread that polled it (see "Threads" in
+     * {@code docs/rdma-transport.md}).
      */
     private HostedAgent hostPoller(final TransportContext ctx) {
-        if (ctx.agentHost() instanceof DedicatedAgentHost) {
+        if (ctx.agentHost().dedicatesThreads()) {
             return DedicatedAgentHost.start(new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
                     POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept, null, poller));
         }
