@@ -1,5 +1,6 @@
 package io.rdmabus.transport.tcp;
 
+import java.nio.channels.spi.SelectorProvider;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,14 +25,21 @@ import reactor.netty.resources.LoopResources;
 final class TcpLoopResources implements LoopResources {
     private final EventLoopGroup group;
 
-    TcpLoopResources(final String busName, final int threads) {
+    /**
+     * @param busName the bus, for thread names
+     * @param threads event loop threads
+     * @param spinNs  how long a loop polls after its last work before it blocks in select ({@link SpinThenSelectStrategy}); 0: never
+     */
+    TcpLoopResources(final String busName, final int threads, final long spinNs) {
         final String prefix = "rdma-bus-tcp-io-" + busName + "-";
         final AtomicInteger counter = new AtomicInteger();
         this.group = new MultiThreadIoEventLoopGroup(threads, runnable -> {
             final Thread thread = new EventLoopThread(runnable, prefix + counter.incrementAndGet());
             thread.setDaemon(true);
             return thread;
-        }, NioIoHandler.newFactory());
+        }, spinNs > 0
+            ? NioIoHandler.newFactory(SelectorProvider.provider(), () -> new SpinThenSelectStrategy(spinNs))
+            : NioIoHandler.newFactory());
     }
 
     /** @return the one group, for scheduling retries */

@@ -130,7 +130,7 @@ public final class TcpTransport implements Transport {
         for (final String endpoint : context.discovery().endpoints(TcpTransportFactory.NAME)) {
             seedAddresses.add(TcpTransportConfig.parseEndpoint("tcp seed", endpoint));
         }
-        loops = new TcpLoopResources(busName, config.ioThreads());
+        loops = new TcpLoopResources(busName, config.ioThreads(), TimeUnit.MICROSECONDS.toNanos(config.ioSpinUs()));
         try {
             server = TcpServer.create()
                 .runOn(loops)

@@ -23,6 +23,8 @@ import io.rdmabus.spi.BusSecret;
  *                              taken by its subscriptions ({@value #TOPIC_WINDOW_BYTES}); bounds what this node queues for
  *                              a topic whose subscriber is slow, while other topics go on
  * @param ioThreads             event loop threads (1 or 2; the machine this runs on may have few cores)
+ * @param ioSpinUs              microseconds an event loop keeps polling after its last work before it blocks in select
+ *                              ({@value #IO_SPIN_US}; 0 = block at once, as netty does)
  * @param connectTimeoutMs      TCP connect timeout to a seed
  * @param handshakeTimeoutMs    a connection that has not completed the hello exchange by then is closed
  * @param lingerMs              bound on how long closing a publication or the transport waits for queued frames to be written
@@ -30,8 +32,8 @@ import io.rdmabus.spi.BusSecret;
  * @param tls                   TLS on every connection, or {@link TcpTlsConfig#OFF} ({@value TcpTlsConfig#TLS} and its keys)
  */
 public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMinMs, long reconnectMaxMs, int maxFrameBytes,
-                                 long outboundBufferBytes, int topicWindowBytes, int ioThreads, long connectTimeoutMs, long handshakeTimeoutMs, long lingerMs,
-                                 BusSecret secret, TcpTlsConfig tls) {
+                                 long outboundBufferBytes, int topicWindowBytes, int ioThreads, long ioSpinUs, long connectTimeoutMs, long handshakeTimeoutMs,
+                                 long lingerMs, BusSecret secret, TcpTlsConfig tls) {
     /** {@code host:port} to listen on; default {@code 127.0.0.1:0} (loopback, ephemeral port). */
     public static final String BIND = "tcp.bind";
     /** Milliseconds, first reconnect delay; default 50. */
@@ -46,6 +48,13 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
     public static final String TOPIC_WINDOW_BYTES = "tcp.topic.window.bytes";
     /** Event loop threads, 1..2; default 1. */
     public static final String IO_THREADS = "tcp.io.threads";
+    /**
+     * Microseconds an event loop polls after its last I/O or task before it blocks, 0..10000; default 50. Saves the
+     * wake-up system call and the scheduling delay when a frame follows within the window (a stream, a reply).
+     */
+    public static final String IO_SPIN_US = "tcp.io.spin.us";
+    /** Largest accepted {@link #IO_SPIN_US}. */
+    public static final long IO_SPIN_US_LIMIT = 10_000;
     /** Milliseconds; default 2000. */
     public static final String CONNECT_TIMEOUT_MS = "tcp.connect.timeout.ms";
     /** Milliseconds; default 5000. */
@@ -61,8 +70,8 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
 
     /** Every key this transport accepts. */
     public static final List<String> KNOWN_KEYS = List.of(BIND, RECONNECT_MIN_MS, RECONNECT_MAX_MS, MAX_FRAME_BYTES, OUTBOUND_BUFFER_BYTES,
-        TOPIC_WINDOW_BYTES, IO_THREADS, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS, SECRET, SECRET_FILE, TcpTlsConfig.TLS, TcpTlsConfig.CERT,
-        TcpTlsConfig.KEY, TcpTlsConfig.TRUST);
+        TOPIC_WINDOW_BYTES, IO_THREADS, IO_SPIN_US, CONNECT_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, LINGER_MS, SECRET, SECRET_FILE, TcpTlsConfig.TLS,
+        TcpTlsConfig.CERT, TcpTlsConfig.KEY, TcpTlsConfig.TRUST);
 
     /** Smallest accepted {@link #MAX_FRAME_BYTES}. */
     public static final int MIN_FRAME_BYTES = 64;
@@ -89,6 +98,9 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
         }
         if (ioThreads < 1 || ioThreads > 2) {
             throw new BusConfigurationException(IO_THREADS + "=" + ioThreads + ": use 1 or 2");
+        }
+        if (ioSpinUs < 0 || ioSpinUs > IO_SPIN_US_LIMIT) {
+            throw new BusConfigurationException(IO_SPIN_US + "=" + ioSpinUs + " is out of range 0.." + IO_SPIN_US_LIMIT);
         }
         if (connectTimeoutMs < 1 || handshakeTimeoutMs < 1 || lingerMs < 0) {
             throw new BusConfigurationException(CONNECT_TIMEOUT_MS + ", " + HANDSHAKE_TIMEOUT_MS + " must be >= 1 and " + LINGER_MS
@@ -121,6 +133,7 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
             number(properties, RECONNECT_MIN_MS, 50), number(properties, RECONNECT_MAX_MS, 2000),
             maxFrameBytes, number(properties, OUTBOUND_BUFFER_BYTES, 1024 * 1024),
             (int) number(properties, TOPIC_WINDOW_BYTES, defaultTopicWindowBytes(maxFrameBytes)), (int) number(properties, IO_THREADS, 1),
+            number(properties, IO_SPIN_US, 50),
             number(properties, CONNECT_TIMEOUT_MS, 2000),
             number(properties, HANDSHAKE_TIMEOUT_MS, 5000), number(properties, LINGER_MS, 5000), BusSecret.parse(SECRET_PREFIX, properties),
             TcpTlsConfig.from(properties));

@@ -28,6 +28,8 @@ public final class TcpTransportFactory implements TransportFactory {
             2L * TcpTransportConfig.MIN_FRAME_BYTES, Integer.MAX_VALUE,
             "per reliable topic and peer: bytes sent and not yet taken by this node's subscriptions (>= 2 frames)"),
         PropertyDescriptor.integer(TcpTransportConfig.IO_THREADS, 1, 1, 2, "event loop threads"),
+        PropertyDescriptor.integer(TcpTransportConfig.IO_SPIN_US, 50, 0, TcpTransportConfig.IO_SPIN_US_LIMIT,
+            "microseconds an event loop polls after its last work before it blocks"),
         PropertyDescriptor.integer(TcpTransportConfig.CONNECT_TIMEOUT_MS, 2000, 1, Integer.MAX_VALUE, "TCP connect timeout to a seed, ms"),
         PropertyDescriptor.integer(TcpTransportConfig.HANDSHAKE_TIMEOUT_MS, 5000, 1, Integer.MAX_VALUE,
             "a connection without a completed hello by then is closed, ms"),

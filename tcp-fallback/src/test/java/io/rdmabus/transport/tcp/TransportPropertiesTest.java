@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
+import io.rdmabus.BusConfigurationException;
 import io.rdmabus.spi.TransportFactory;
 import io.rdmabus.transport.aeron.AeronIpcTransportFactory;
 import io.rdmabus.transport.aeron.AeronMedium;
@@ -32,6 +34,17 @@ class TransportPropertiesTest {
         tcp.properties().values().forEach(d -> assertNotEquals("(not described)", d.description(), d.key()));
         assertEquals(TcpTransportConfig.defaults(), TcpTransportConfig.from(declaredDefaults(tcp)));
         assertEquals("tcp.", tcp.propertyPrefix());
+    }
+
+    @Test
+    void anIoSpinOutsideItsRangeIsRefusedNamingTheKey() {
+        assertEquals(0, TcpTransportConfig.from(Map.of(TcpTransportConfig.IO_SPIN_US, "0")).ioSpinUs());
+        assertEquals(50, TcpTransportConfig.defaults().ioSpinUs());
+        for (final String bad : new String[] {"-1", "10001"}) {
+            final BusConfigurationException ex = assertThrows(BusConfigurationException.class,
+                () -> TcpTransportConfig.from(Map.of(TcpTransportConfig.IO_SPIN_US, bad)));
+            assertEquals("tcp.io.spin.us=" + bad + " is out of range 0..10000", ex.getMessage());
+        }
     }
 
     @Test
