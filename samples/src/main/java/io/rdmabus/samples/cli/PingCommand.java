@@ -79,7 +79,7 @@ final class PingCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--subscriber must be in-place or copy, not '" + subscriber + "'");
         }
         // invoker unless told otherwise: on the 2-core box its p99 was lower than shared's in each of three runs and within
-        // 5x its p50 in all three (docs/benchmarks.md, "CLI ping")
+        // 5x its p50 in all three (docs/benchmarks-history.md, "Like-for-like raw contenders ...", "CLI ping, defaults")
         final ThreadingMode threading = transport.drivesInvoker().defaultThreadingMode(ThreadingMode.INVOKER).threadingMode();
         final PrintWriter out = spec.commandLine().getOut();
         switch (role) {
