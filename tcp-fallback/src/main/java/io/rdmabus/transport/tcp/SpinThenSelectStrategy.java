@@ -11,7 +11,7 @@ import io.netty.util.IntSupplier;
  * <p>Why: a publisher (or a subscriber echoing) writes from its own thread, so every write hands a drain task to the
  * loop. A loop blocked in {@code select} must be woken with a system call ({@code Selector.wakeup}) and then scheduled,
  * and the next frame arrives a few microseconds after the loop went back to sleep. While the loop polls, a wakeup finds
- * it awake and costs one failed compare-and-set. Measured on the 2-core host (docs/benchmarks.md, "Event-loop spin"):
+ * it awake and costs one failed compare-and-set. Measured on the 2-core host (docs/benchmarks-history.md, "Event-loop spin"):
  * the publisher's samples in {@code wakeup} halve and the round trip's median falls from about 90 to 30-50 us in most
  * runs. Polling without the yield was worse (the loop kept a core the publisher needed). An idle bus still blocks: the
  * window only follows work.
