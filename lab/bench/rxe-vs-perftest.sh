@@ -4,7 +4,7 @@
 # rdma transport (RELIABLE 64 B ping-pong round trip per idle strategy, BEST_EFFORT 64 B message rate), one after the
 # other, never at the same time. Prints a table and the ratio lines, writes raw logs + summary.md to the output folder.
 #
-#   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
+#   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--warmup-s S] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
 #                      [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
 #                      [--threading DEDICATED|SHARED|INVOKER] [--jfr] [--java-opt OPT]... [--out DIR] [--timeout-s S]
 #
@@ -12,6 +12,8 @@
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
 #   --count      ib_send_lat iterations and measured bus round trips per idle strategy (default 2000)
 #   --warmup     bus round trips before measuring (default 1000; perftest has its own few warm-up iterations)
+#   --warmup-s   and at least this many seconds of them (default 10): under TCG the JIT needs time, and with a count
+#                alone the phase measured first came out slowest, whatever its idle strategy
 #   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
 #                after --rate-warmup-s, default 15, of unmeasured publishing: the JIT under TCG needs that long)
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
@@ -36,6 +38,7 @@ LOCK=${RXE_LAB_LOCK:-/var/tmp/rdma-bus-lab.lock}
 TOPOLOGIES=2
 COUNT=2000
 WARMUP=1000
+WARMUP_S=10
 UD_SECONDS=10
 RATE_S=10
 RATE_WARMUP_S=15
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --guests) TOPOLOGIES=${2:?}; shift 2 ;;
     --count) COUNT=${2:?}; shift 2 ;;
     --warmup) WARMUP=${2:?}; shift 2 ;;
+    --warmup-s) WARMUP_S=${2:?}; shift 2 ;;
     --ud-seconds) UD_SECONDS=${2:?}; shift 2 ;;
     --rate-s) RATE_S=${2:?}; shift 2 ;;
     --rate-warmup-s) RATE_WARMUP_S=${2:?}; shift 2 ;;
@@ -75,7 +79,7 @@ done
 [[ $SUBSCRIBER =~ ^(copy|in-place)$ ]] || { echo "rxe-vs-perftest: --subscriber wants copy or in-place" >&2; exit 2; }
 [[ $THREADING =~ ^(DEDICATED|SHARED|INVOKER)$ ]] || { echo "rxe-vs-perftest: --threading wants DEDICATED, SHARED or INVOKER" >&2; exit 2; }
 [[ $TOPOLOGIES =~ ^[12](,[12])*$ ]] || { echo "rxe-vs-perftest: --guests wants 2, 1 or a list like 2,1" >&2; exit 2; }
-for v in "$COUNT" "$WARMUP" "$UD_SECONDS" "$RATE_S" "$RATE_WARMUP_S" "$TIMEOUT_S"; do
+for v in "$COUNT" "$WARMUP" "$WARMUP_S" "$UD_SECONDS" "$RATE_S" "$RATE_WARMUP_S" "$TIMEOUT_S"; do
   is_uint "$v" || { echo "rxe-vs-perftest: '$v' is not a non-negative integer" >&2; exit 2; }
 done
 [ "$COUNT" -ge 10 ] && [ "$UD_SECONDS" -ge 1 ] && [ "$RATE_S" -ge 1 ] \
@@ -138,6 +142,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
 {
   echo "--pings"; echo "$COUNT"
   echo "--warmup"; echo "$WARMUP"
+  echo "--warmup-s"; echo "$WARMUP_S"
   echo "--size"; echo "64"
   echo "--idle"; echo "$IDLES"
   echo "--subscriber"; echo "$SUBSCRIBER"
@@ -166,7 +171,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
@@ -254,7 +259,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
     echo "    java \$RDMABUS_JVM_FLAGS -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
-    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
+    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
   } >> "$SUMMARY"
 done
 
