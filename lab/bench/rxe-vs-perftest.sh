@@ -12,7 +12,7 @@
 #                guest over rxe0 loopback; 2,1 = both topologies, one lab run each
 #   --count      ib_send_lat iterations and measured bus round trips per idle strategy (default 2000)
 #   --warmup     bus round trips before measuring (default 1000; perftest has its own few warm-up iterations)
-#   --warmup-s   and at least this many seconds of them (default 10): under TCG the JIT needs time, and with a count
+#   --warmup-s   and at least this many seconds of them (default 30): under TCG the JIT needs time, and with a count
 #                alone the phase measured first came out slowest, whatever its idle strategy
 #   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
 #                after --rate-warmup-s, default 15, of unmeasured publishing: the JIT under TCG needs that long)
@@ -38,7 +38,7 @@ LOCK=${RXE_LAB_LOCK:-/var/tmp/rdma-bus-lab.lock}
 TOPOLOGIES=2
 COUNT=2000
 WARMUP=1000
-WARMUP_S=10
+WARMUP_S=30
 UD_SECONDS=10
 RATE_S=10
 RATE_WARMUP_S=15

@@ -98,7 +98,7 @@ public final class RxeBusBench implements Callable<Integer> {
     int pings;
     @Option(names = "--warmup", defaultValue = "1000", description = "round trips before measuring, at least (default: ${DEFAULT-VALUE})")
     int warmup;
-    @Option(names = "--warmup-s", defaultValue = "10",
+    @Option(names = "--warmup-s", defaultValue = "30",
         description = "seconds of round trips before measuring, at least: the guests' JIT needs time, not a count (default: ${DEFAULT-VALUE})")
     int warmupS;
     @Option(names = {"-s", "--size"}, defaultValue = "64", description = "payload bytes, >= 16 (default: ${DEFAULT-VALUE})")
