@@ -53,6 +53,11 @@ public final class CompareHarness implements Callable<Integer> {
         description = "what the raw contender's receiving code does with a message: as-bus (what --subscriber says), copy (into a new "
             + "byte[], as a Flux of byte[] hands it over) or in-place (reads it where it lies) (default: ${DEFAULT-VALUE})")
     String rawSubscriber;
+    @Option(names = "--raw-threading", defaultValue = "as-bus",
+        description = "who receives the raw Aeron contender's pongs: as-bus (a thread of its own that hands them to the pinging thread "
+            + "when --threading is SHARED or DEDICATED, as the bus's agent does; the pinging thread in INVOKER), poller (always a thread "
+            + "of its own) or pinger (always the pinging thread) (default: ${DEFAULT-VALUE})")
+    String rawThreading;
     @Option(names = "--plot", defaultValue = "docs/benchmarks-latency.png", description = "PNG to write, '' for none (default: ${DEFAULT-VALUE})")
     String plot;
 
@@ -88,14 +93,18 @@ public final class CompareHarness implements Callable<Integer> {
             throw new IllegalArgumentException("--subscriber must be copy or in-place, --raw-subscriber as-bus, copy or in-place; got "
                 + subscriber + ", " + rawSubscriber);
         }
+        if (!List.of("as-bus", "poller", "pinger").contains(rawThreading)) {
+            throw new IllegalArgumentException("--raw-threading must be as-bus, poller or pinger; got " + rawThreading);
+        }
+        final boolean pongPoller = "as-bus".equals(rawThreading) ? threading != ThreadingMode.INVOKER : "poller".equals(rawThreading);
         final boolean inPlace = "in-place".equals(subscriber);
         final boolean rawCopies = "as-bus".equals(rawSubscriber) ? !inPlace : "copy".equals(rawSubscriber);
         System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size, " + pings + " round trips; "
             + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage() + "; bus subscriber " + subscriber
-            + ", raw subscriber " + (rawCopies ? "copy" : "in-place"));
+            + ", raw subscriber " + (rawCopies ? "copy" : "in-place") + ", raw Aeron pongs received by " + (pongPoller ? "a poller thread" : "the pinger"));
         for (final String section : sections) {
             switch (section) {
-                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace), () -> new RawAeronLoad(rawCopies));
+                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace), () -> new RawAeronLoad(rawCopies, pongPoller));
                 case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace), () -> new RawTcpLoad(rawCopies));
                 case "fanout" -> fanOut();
                 default -> throw new IllegalArgumentException("unknown section '" + section + "': use aeron, tcp, fanout");

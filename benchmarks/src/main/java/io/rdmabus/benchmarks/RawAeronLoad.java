@@ -20,27 +20,35 @@ import org.agrona.concurrent.UnsafeBuffer;
  * receiver thread polling with the bus's default idle strategy. What the bus adds on top is the difference. With
  * {@code copies} the receiving code copies each message into a new {@code byte[]} (what a raw Aeron user who hands
  * messages on as {@code byte[]}, like the bus's copying {@code Flux}, writes); without, it reads the message in place.
+ * With {@code pongPoller} a thread of its own polls the pong stream of a round trip and hands each pong to the pinging
+ * thread, as a bus in {@code SHARED} or {@code DEDICATED} mode does (its agent receives, the application's thread waits);
+ * without, the pinging thread polls the pong stream itself, as in {@code INVOKER} mode.
  */
 final class RawAeronLoad implements Load {
     private static final String CHANNEL = "aeron:ipc?term-length=" + SharedMediaDriver.TERM_LENGTH_BYTES + "|mtu=" + SharedMediaDriver.MTU_BYTES;
     private final SharedMediaDriver driver;
     private final Aeron aeron;
     private final boolean copies;
+    private final boolean pongPoller;
     private int nextStreamId = 7000;
     /** The last copy a receiving thread made: kept (a plain store, racy on purpose) so the JIT cannot drop the copy. */
     @SuppressWarnings("unused")
     private byte[] lastCopy;
 
-    /** @param copies the receiving code copies each message into a new {@code byte[]} */
-    RawAeronLoad(final boolean copies) {
+    /**
+     * @param copies     the receiving code copies each message into a new {@code byte[]}
+     * @param pongPoller a thread of its own polls the pongs and hands them to the pinging thread
+     */
+    RawAeronLoad(final boolean copies, final boolean pongPoller) {
         this.copies = copies;
+        this.pongPoller = pongPoller;
         this.driver = SharedMediaDriver.launch("raw");
         this.aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(driver.directory()));
     }
 
     @Override
     public String label() {
-        return "raw/aeron-ipc" + (copies ? " copy" : "");
+        return "raw/aeron-ipc" + (copies ? " copy" : "") + (pongPoller ? " pong-poller" : "");
     }
 
     /** A polling thread over a subscription, stopped by {@link #close()}. */
@@ -152,30 +160,33 @@ final class RawAeronLoad implements Load {
                 final FragmentHandler onPong = copies
                     ? (buffer, offset, length, header) -> lastSeq.lazySet(Load.getLong(copyOut(buffer, offset, length), 0))
                     : (buffer, offset, length, header) -> lastSeq.lazySet(buffer.getLong(offset));
-                final UnsafeBuffer payload = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
-                final Histogram rtt = new Histogram(3);
-                final IdleStrategy idle = Load.idle();
-                final int warmup = pings / 10;
-                for (int i = 0; i < warmup + pings; i++) {
-                    payload.putLong(0, i);
-                    final long startNs = System.nanoTime();
-                    idle.reset();
-                    while (pingPub.offer(payload, 0, size) < 0) {
-                        Load.checkDeadline(deadlineNs, "raw aeron ping send");
-                        idle.idle();
-                    }
-                    idle.reset();
-                    while (lastSeq.get() != i) {
-                        if (Load.pastDeadline(deadlineNs)) {
-                            throw Load.timedOut("raw aeron pong " + i);
+                try (Poller pongs = pongPoller ? new Poller(pongSub, onPong, "raw-aeron-pong") : null) {
+                    final Subscription polledHere = pongs == null ? pongSub : null;
+                    final UnsafeBuffer payload = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
+                    final Histogram rtt = new Histogram(3);
+                    final IdleStrategy idle = Load.idle();
+                    final int warmup = pings / 10;
+                    for (int i = 0; i < warmup + pings; i++) {
+                        payload.putLong(0, i);
+                        final long startNs = System.nanoTime();
+                        idle.reset();
+                        while (pingPub.offer(payload, 0, size) < 0) {
+                            Load.checkDeadline(deadlineNs, "raw aeron ping send");
+                            idle.idle();
                         }
-                        idle.idle(pongSub.poll(onPong, 1));
+                        idle.reset();
+                        while (lastSeq.get() != i) {
+                            if (Load.pastDeadline(deadlineNs)) {
+                                throw Load.timedOut("raw aeron pong " + i);
+                            }
+                            idle.idle(polledHere != null ? polledHere.poll(onPong, 1) : 0);
+                        }
+                        if (i >= warmup) {
+                            rtt.recordValue(System.nanoTime() - startNs);
+                        }
                     }
-                    if (i >= warmup) {
-                        rtt.recordValue(System.nanoTime() - startNs);
-                    }
+                    return rtt;
                 }
-                return rtt;
             }
         }
     }
