@@ -137,6 +137,10 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         if (reliable) {
             final RemoteSubscriber[] targets = reserved;
             reserved = null;
+            if (targets.length == 1) {
+                targets[0].connection.send(buf); // one subscriber: it takes the buffer itself, no duplicate to allocate and count
+                return;
+            }
             for (final RemoteSubscriber target : targets) {
                 target.connection.send(buf.retainedDuplicate());
             }
