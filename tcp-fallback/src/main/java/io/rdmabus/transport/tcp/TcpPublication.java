@@ -137,22 +137,20 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         if (reliable) {
             final RemoteSubscriber[] targets = reserved;
             reserved = null;
-            if (targets.length == 1) {
-                targets[0].connection.send(buf); // one subscriber: it takes the buffer itself, no duplicate to allocate and count
-                return;
+            final int last = targets.length - 1; // tryClaim reserved for at least one subscriber
+            for (int i = 0; i < last; i++) {
+                targets[i].connection.send(buf.retainedDuplicate());
             }
-            for (final RemoteSubscriber target : targets) {
-                target.connection.send(buf.retainedDuplicate());
+            targets[last].connection.send(buf); // the last takes the buffer itself: one duplicate and its count fewer
+            return;
+        }
+        for (final RemoteSubscriber target : out.subscribers) {
+            if (target.connection.queuedBytes() + wireLength > outboundLimitBytes || target.reliable && !target.tryReserve(wireLength)) {
+                transport.onBestEffortDrop();
+                target.connection.onDrop();
+                continue;
             }
-        } else {
-            for (final RemoteSubscriber target : out.subscribers) {
-                if (target.connection.queuedBytes() + wireLength > outboundLimitBytes || target.reliable && !target.tryReserve(wireLength)) {
-                    transport.onBestEffortDrop();
-                    target.connection.onDrop();
-                    continue;
-                }
-                target.connection.send(buf.retainedDuplicate());
-            }
+            target.connection.send(buf.retainedDuplicate());
         }
         buf.release();
     }
