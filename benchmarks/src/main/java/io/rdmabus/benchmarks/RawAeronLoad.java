@@ -161,7 +161,6 @@ final class RawAeronLoad implements Load {
                     ? (buffer, offset, length, header) -> lastSeq.lazySet(Load.getLong(copyOut(buffer, offset, length), 0))
                     : (buffer, offset, length, header) -> lastSeq.lazySet(buffer.getLong(offset));
                 try (Poller pongs = pongPoller ? new Poller(pongSub, onPong, "raw-aeron-pong") : null) {
-                    final Subscription polledHere = pongs == null ? pongSub : null;
                     final UnsafeBuffer payload = new UnsafeBuffer(ByteBuffer.allocateDirect(size));
                     final Histogram rtt = new Histogram(3);
                     final IdleStrategy idle = Load.idle();
@@ -179,7 +178,7 @@ final class RawAeronLoad implements Load {
                             if (Load.pastDeadline(deadlineNs)) {
                                 throw Load.timedOut("raw aeron pong " + i);
                             }
-                            idle.idle(polledHere != null ? polledHere.poll(onPong, 1) : 0);
+                            idle.idle(pongs == null ? pongSub.poll(onPong, 1) : 0); // else the poller thread hands it over
                         }
                         if (i >= warmup) {
                             rtt.recordValue(System.nanoTime() - startNs);
