@@ -4,8 +4,9 @@
 #                          [--ud-mode multicast|unicast|rc]   (BEST_EFFORT path; default multicast)
 # short: 300 s of traffic at 40 quotes/s (+10 trades/s) on 3 guests (CI); long: 3 h at 100 quotes/s.
 # Boots the guests through the shared lab lock, runs the publisher on guest 1 and subscribers on guests 2..N with the
-# fault schedule, then writes <out>/soak-<profile>-<timestamp>/report.md + rate.png + latency.png and prints ONE line
+# fault schedule, then writes <out>/soak-<profile>-<timestamp>/report.md + rate.png + latency.png and prints the line
 #   soak verdict: PASS|FAIL ...
+# (on FAIL followed by the report's Problems and Notes sections).
 # Exit: 0 PASS, 1 FAIL, 77 lab cannot run here (loud SKIPPED line).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,5 +83,9 @@ java -cp "$SNAP_CP" io.rdmabus.soak.SoakReport "$RUN/lab" "$RUN" "$PROFILE" "$DU
   2> "$RUN/report.err" | tee "$RUN/verdict.txt"
 RC=${PIPESTATUS[0]}
 [ "$LAB_RC" = 0 ] || RC=1
+if [ "$RC" != 0 ] && [ -s "$RUN/report.md" ]; then
+  # a failed run's reasons go to the console too: CI keeps only what was printed, not the report folder
+  awk '/^## Problems/{on=1} /^## Faults/{on=0} on' "$RUN/report.md"
+fi
 echo "run-soak: report $RUN/report.md"
 exit "$RC"
