@@ -117,6 +117,9 @@ public final class SoakNode {
             // 3 guests under TCG: an rdma_cm step (and AUTH) often takes longer than the default 3 s, and a handshake that
             // times out every time never connects a subscriber; the RC bench uses 15 s for the same reason
             props.put("rdma.connect.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
+            // a cold JVM on a 1-vCPU TCG guest beside another starting JVM can keep its poller off the CPU for more than
+            // the default 3 s, failing a subscription that would have been taken a moment later; same bound as connects
+            props.put("rdma.command.timeout.ms", opt.getOrDefault("connect-timeout-ms", "15000"));
             // RELIABLE resume state after a lost connection: the NIC fault is 10 s down, but under TCG "up" came 22-24 s
             // after "down" and a reconnect takes several 15 s-bounded rdma_cm steps, so the default 30 s would leave
             // no margin; the retention ring (1024 frames) holds 100 s of trades at the soak's 10 trades/s

@@ -4,7 +4,7 @@ import io.rdmabus.TransportException;
 import io.rdmabus.spi.HostedAgent;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -27,6 +27,11 @@ final class PollerProxy extends CommandQueue {
     /** Commands the poller runs per duty cycle at most. */
     static final int COMMAND_LIMIT = 32;
     private static final Consumer<Runnable> RUN = Runnable::run;
+    /** States of a {@link #runAndWait} command: queued, begun by the poller, finished, withdrawn by its waiter. */
+    private static final int QUEUED = 0;
+    private static final int RUNNING = 1;
+    private static final int DONE = 2;
+    private static final int WITHDRAWN = 3;
 
     private final Consumer<Connection> fail;
     private final Consumer<Connection> addConnection;
@@ -69,10 +74,14 @@ final class PollerProxy extends CommandQueue {
      * that runs the cycle on the caller, so the wait never depends on the application's loop. A poller that is or
      * becomes closed ends the wait (its queued commands are discarded and counted at the transport's close).
      *
+     * <p>A wait that reaches {@code timeoutMs} withdraws the command if the poller has not begun it, so a caller told
+     * "failed" never finds it done later; one the poller has begun is waited for to its end (it is short).
+     *
      * @param host      where the poller runs
      * @param command   the command
-     * @param timeoutMs bound on the wait
-     * @throws TransportException if the running poller did not run it within {@code timeoutMs}, or the caller was interrupted
+     * @param timeoutMs bound on the wait ({@code rdma.command.timeout.ms})
+     * @throws TransportException if the running poller did not begin it within {@code timeoutMs} (it is withdrawn and
+     *                            never runs), or the caller was interrupted (likewise)
      */
     void runAndWait(final HostedAgent host, final Runnable command, final long timeoutMs) {
         if (host.isClosed()) {
@@ -82,21 +91,24 @@ final class PollerProxy extends CommandQueue {
             command.run();
             return;
         }
-        final AtomicBoolean done = new AtomicBoolean();
+        final AtomicInteger state = new AtomicInteger(QUEUED);
         offer(() -> {
-            try {
-                command.run();
-            } finally {
-                done.set(true);
+            if (state.compareAndSet(QUEUED, RUNNING)) {
+                try {
+                    command.run();
+                } finally {
+                    state.set(DONE);
+                }
             }
         });
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!done.get() && !host.isClosed()) {
-            if (Thread.currentThread().isInterrupted()) {
-                throw new TransportException("interrupted while waiting for the rdma poller to run a command");
+        while (state.get() != DONE && !host.isClosed()) {
+            if (Thread.currentThread().isInterrupted() && state.compareAndSet(QUEUED, WITHDRAWN)) {
+                throw new TransportException("interrupted while waiting for the rdma poller to run a command (withdrawn)");
             }
-            if (System.nanoTime() - deadline > 0) {
-                throw new TransportException("the rdma poller did not run a command within " + timeoutMs + " ms");
+            if (System.nanoTime() - deadline > 0 && state.compareAndSet(QUEUED, WITHDRAWN)) {
+                throw new TransportException("the rdma poller did not run a command within " + timeoutMs
+                    + " ms (rdma.command.timeout.ms); the command was withdrawn");
             }
             host.idleWhileWaiting();
         }

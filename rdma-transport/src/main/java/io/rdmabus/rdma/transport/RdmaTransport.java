@@ -56,7 +56,6 @@ public final class RdmaTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
     /** Whether the "no bus secret" warning was logged in this process (once at WARN, then at DEBUG). */
     private static final AtomicBoolean NO_SECRET_WARNED = new AtomicBoolean();
-    private static final long COMMAND_WAIT_MS = 3000;
     /** Bound on one sleep of the idle poller on the completion channel (commands queued meanwhile wait this long). */
     private static final long POLLER_SLEEP_MS = 2;
     /** The poller yields (rather than sleeps on the completion channel) this long after its last work. */
@@ -350,7 +349,14 @@ public final class RdmaTransport implements Transport {
         if (ud != null && topic.delivery() == Delivery.BEST_EFFORT) {
             ud.subscribe(topic); // UD path: multicast mode joins the topic's group before publishers hear of us
         }
-        runOnPoller(() -> poller.addLocal(sub));
+        try {
+            runOnPoller(() -> poller.addLocal(sub));
+        } catch (TransportException e) {
+            if (ud != null && topic.delivery() == Delivery.BEST_EFFORT) {
+                ud.unsubscribe(topic); // the poller never took the subscription (withdrawn): leave nothing of it behind
+            }
+            throw e;
+        }
         int topicId = topic.topicId();
         if (subscribedTopics.merge(topicId, 1, Integer::sum) == 1 && discovery != null) {
             // a topic already advertised is dialled now, not at its advertiser's next advert
@@ -425,7 +431,7 @@ public final class RdmaTransport implements Transport {
     private void runOnPoller(final Runnable command) {
         final HostedAgent host = pollerHost;
         if (host != null) {
-            pollerProxy.runAndWait(host, command, COMMAND_WAIT_MS);
+            pollerProxy.runAndWait(host, command, config.commandTimeoutMs());
         }
     }
 

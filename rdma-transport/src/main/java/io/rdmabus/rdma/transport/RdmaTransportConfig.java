@@ -20,6 +20,8 @@ import java.util.TreeSet;
  * @param sendBuffers         registered send slots per publication
  * @param udPayloadBytes      largest datagram payload (path MTU) that bounds best-effort frames
  * @param connectTimeoutMs    bound on one rdma_cm connect/accept attempt
+ * @param commandTimeoutMs    bound on an application thread's wait for the poller to take its command (a subscription, an
+ *                            announcement, the goodbye at close)
  * @param retentionFrames     frames each RELIABLE publication retains for a reconnecting subscriber to resume from
  *                            (its send-slot ring is this long; at least {@code sendBuffers})
  * @param retentionResumeMs   how long a subscriber keeps its resume state after a connection is lost
@@ -38,6 +40,7 @@ import java.util.TreeSet;
  */
 public record RdmaTransportConfig(String device, int port, String bindAddress, int cmPortBase, int cmPortRange, int maxFrameBytes,
                                   int recvBuffers, int sendBuffers, int udPayloadBytes, long connectTimeoutMs,
+                                  long commandTimeoutMs,
                                   int retentionFrames, long retentionResumeMs, long keepaliveMs, long sendStallMs, int ackTimeoutExp,
                                   io.rdmabus.spi.BusSecret auth, UdConfig ud, DiscoveryConfig discovery) {
     /** RDMA device name (default: first device with an ACTIVE port). */
@@ -60,6 +63,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
     public static final String UD_PAYLOAD_BYTES = "rdma.ud.payload.bytes";
     /** Bound on one connect or accept, milliseconds (default 3000). */
     public static final String CONNECT_TIMEOUT_MS = "rdma.connect.timeout.ms";
+    /** Bound on an application thread's wait for the poller to run its command, milliseconds (default 3000). */
+    public static final String COMMAND_TIMEOUT_MS = "rdma.command.timeout.ms";
     /** Frames each RELIABLE publication retains for resume after a reconnect (default 1024, at least {@link #SEND_BUFFERS}). */
     public static final String RETENTION_FRAMES = "rdma.retention.frames";
     /** How long a subscriber keeps its resume state after a connection is lost, milliseconds (default 30000). */
@@ -107,6 +112,8 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         check(udPayloadBytes >= 256 && udPayloadBytes <= 4096, UD_PAYLOAD_BYTES, String.valueOf(udPayloadBytes), "256..4096");
         check(connectTimeoutMs >= 100 && connectTimeoutMs <= 60_000, CONNECT_TIMEOUT_MS, String.valueOf(connectTimeoutMs),
                 "100..60000");
+        check(commandTimeoutMs >= 100 && commandTimeoutMs <= 600_000, COMMAND_TIMEOUT_MS, String.valueOf(commandTimeoutMs),
+                "100..600000");
         check(retentionFrames >= sendBuffers && retentionFrames <= MAX_RETENTION_FRAMES, RETENTION_FRAMES, String.valueOf(retentionFrames),
                 SEND_BUFFERS + " (" + sendBuffers + ").." + MAX_RETENTION_FRAMES);
         long ringBytes = (long) retentionFrames * (Wire.ENVELOPE_BYTES + maxFrameBytes);
@@ -156,6 +163,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         return new RdmaTransportConfig(device, intOf(properties, PORT), bind, intOf(properties, CM_PORT_BASE),
                 intOf(properties, CM_PORT_RANGE), intOf(properties, FRAME_BYTES), intOf(properties, RECV_BUFFERS),
                 intOf(properties, SEND_BUFFERS), intOf(properties, UD_PAYLOAD_BYTES), intOf(properties, CONNECT_TIMEOUT_MS),
+                intOf(properties, COMMAND_TIMEOUT_MS),
                 intOf(properties, RETENTION_FRAMES), intOf(properties, RETENTION_RESUME_MS), intOf(properties, KEEPALIVE_MS),
                 intOf(properties, SEND_STALL_MS), intOf(properties, ACK_TIMEOUT_EXP), AuthConfig.parse(properties),
                 UdConfig.parse(properties), DiscoveryConfig.parse(properties));
@@ -207,6 +215,7 @@ public record RdmaTransportConfig(String device, int port, String bindAddress, i
         m.put(SEND_BUFFERS, "128");
         m.put(UD_PAYLOAD_BYTES, "1024");
         m.put(CONNECT_TIMEOUT_MS, "3000");
+        m.put(COMMAND_TIMEOUT_MS, "3000");
         m.put(RETENTION_FRAMES, "1024");
         m.put(RETENTION_RESUME_MS, "30000");
         m.put(KEEPALIVE_MS, "1000");

@@ -68,6 +68,8 @@ public final class RdmaTransportFactory implements TransportFactory {
             integer(defaults, "rdma.send.buffers", 2, 4096, "registered send slots per publication"),
             integer(defaults, "rdma.ud.payload.bytes", 256, 4096, "datagram payload bound (path MTU) of best-effort frames"),
             integer(defaults, "rdma.connect.timeout.ms", 100, 60_000, "bound on one rdma_cm connect or accept, ms"),
+            integer(defaults, "rdma.command.timeout.ms", 100, 600_000,
+                "bound on an application thread's wait for the poller to take its command (e.g. a subscription), ms"),
             integer(defaults, "rdma.retention.frames", 2, 65536, "frames a RELIABLE publication retains for resume (>= rdma.send.buffers)"),
             integer(defaults, "rdma.retention.resume.ms", 0, 3_600_000, "how long a subscriber keeps resume state after a lost connection, ms"),
             integer(defaults, "rdma.keepalive.ms", 0, 600_000, "idle connection keepalive, ms (0 = never, else >= 10)"),

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmabus.TransportException;
 import io.rdmabus.spi.HostedAgent;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
@@ -137,7 +138,18 @@ class PollerHostingTest {
         PollerProxy proxy = new PollerProxy("test", c -> { }, c -> { });
         InvokerHosted host = new InvokerHosted(() -> 0);
         TransportException e = assertThrows(TransportException.class, () -> proxy.runAndWait(host, () -> { }, 50));
-        assertEquals("the rdma poller did not run a command within 50 ms", e.getMessage());
+        assertEquals("the rdma poller did not run a command within 50 ms (rdma.command.timeout.ms); the command was withdrawn",
+            e.getMessage());
+    }
+
+    @Test
+    void aCommandWhoseWaitTimedOutNeverRunsWhenThePollerGetsToIt() {
+        PollerProxy proxy = new PollerProxy("test", c -> { }, c -> { });
+        InvokerHosted host = new InvokerHosted(() -> 0);
+        AtomicInteger ran = new AtomicInteger();
+        assertThrows(TransportException.class, () -> proxy.runAndWait(host, ran::incrementAndGet, 50));
+        assertEquals(1, proxy.drain(), "the withdrawn command is still taken off the queue");
+        assertEquals(0, ran.get(), "a caller told the command failed must not find it done later");
     }
 
     @Test

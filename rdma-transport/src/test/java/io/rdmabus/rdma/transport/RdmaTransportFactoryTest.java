@@ -103,6 +103,8 @@ class RdmaTransportFactoryTest {
         assertBad(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "5"), "0 (never) or 10..600000");
         assertBad(Map.of(RdmaTransportConfig.SEND_STALL_MS, "500"), "rdma.send.stall.ms");
         assertBad(Map.of(RdmaTransportConfig.SEND_STALL_MS, "500"), "0 (never) or 1000..3600000");
+        assertBad(Map.of(RdmaTransportConfig.COMMAND_TIMEOUT_MS, "50"), "rdma.command.timeout.ms");
+        assertBad(Map.of(RdmaTransportConfig.COMMAND_TIMEOUT_MS, "600001"), "100..600000");
         assertBad(Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "32"), "rdma.ack.timeout.exp");
         assertBad(Map.of(RdmaTransportConfig.ACK_TIMEOUT_EXP, "-1"), "0 (the kernel's) or 1..31");
         RdmaTransportConfig defaults = RdmaTransportConfig.parse(Map.of());
@@ -112,6 +114,7 @@ class RdmaTransportFactoryTest {
         assertEquals(30_000, defaults.retentionResumeMs());
         assertEquals(1000, defaults.keepaliveMs());
         assertEquals(10_000, defaults.sendStallMs());
+        assertEquals(3000, defaults.commandTimeoutMs());
         assertEquals(0, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.SEND_STALL_MS, "0")).sendStallMs());
         assertEquals(0, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.KEEPALIVE_MS, "0")).keepaliveMs());
         assertEquals(16, RdmaTransportConfig.parse(Map.of(RdmaTransportConfig.RETENTION_FRAMES, "16", RdmaTransportConfig.SEND_BUFFERS, "16"))
