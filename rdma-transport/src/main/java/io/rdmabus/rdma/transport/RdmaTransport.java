@@ -319,9 +319,9 @@ public final class RdmaTransport implements Transport {
         if (discovery != null) {
             discovery.requestAdvert(); // subscribers need not wait a whole interval to hear of it
         }
-        UdEndpoint ud = rdma.ud;
-        if (ud != null && topic.delivery() == Delivery.BEST_EFFORT) {
-            return ud.addPublication(topic, route(topic.topicId())); // UD path
+        UdEndpoint ud = udPath(topic);
+        if (ud != null) {
+            return ud.addPublication(topic, route(topic.topicId()));
         }
         int maxFrame = capabilities().maxFrameLength(topic.delivery());
         // RELIABLE: the slot ring is the retention window (rdma.retention.frames >= rdma.send.buffers), kept for resume
@@ -333,7 +333,14 @@ public final class RdmaTransport implements Transport {
         });
         if (pub.retains() && pub.hasSession()) {
             if (pollerRunning()) {
-                runOnPoller(() -> poller.announce(pub));
+                try {
+                    runOnPoller(() -> poller.announce(pub));
+                } catch (TransportException e) {
+                    // withdrawn: the publication was never announced, so nothing may claim from it. Closing it takes it
+                    // out of the table (adverts, resume lookups) and frees its slots after the linger, bounded at 2 s
+                    pub.close();
+                    throw e;
+                }
             } else {
                 pub.announced(); // no poller, no connection: nothing to announce
             }
@@ -345,14 +352,14 @@ public final class RdmaTransport implements Transport {
     public TransportSubscription addSubscription(final TopicDescriptor topic, final SubscriptionSink sink) {
         checkRunning();
         RdmaSubscription sub = new RdmaSubscription(topic, sink, capabilities().maxFrameLength(topic.delivery()), this::removeSubscription);
-        UdEndpoint ud = rdma.ud;
-        if (ud != null && topic.delivery() == Delivery.BEST_EFFORT) {
-            ud.subscribe(topic); // UD path: multicast mode joins the topic's group before publishers hear of us
+        UdEndpoint ud = udPath(topic);
+        if (ud != null) {
+            ud.subscribe(topic); // multicast mode joins the topic's group before publishers hear of us
         }
         try {
             runOnPoller(() -> poller.addLocal(sub));
         } catch (TransportException e) {
-            if (ud != null && topic.delivery() == Delivery.BEST_EFFORT) {
+            if (ud != null) {
                 ud.unsubscribe(topic); // the poller never took the subscription (withdrawn): leave nothing of it behind
             }
             throw e;
@@ -388,11 +395,17 @@ public final class RdmaTransport implements Transport {
 
     private void removeSubscription(final RdmaSubscription sub) {
         runOnPoller(() -> poller.removeLocal(sub)); // at once when called from the poller's thread (a sink's cancel)
-        UdEndpoint ud = rdma == null ? null : rdma.ud;
-        if (ud != null && sub.topic.delivery() == Delivery.BEST_EFFORT) {
-            ud.unsubscribe(sub.topic); // UD path
+        UdEndpoint ud = udPath(sub.topic);
+        if (ud != null) {
+            ud.unsubscribe(sub.topic);
         }
         subscribedTopics.computeIfPresent(sub.topic.topicId(), (k, n) -> n == 1 ? null : n - 1);
+    }
+
+    /** @return the UD endpoint that carries {@code topic} (a BEST_EFFORT topic unless {@code rdma.ud.mode=rc}), or null: RC */
+    private UdEndpoint udPath(final TopicDescriptor topic) {
+        UdEndpoint ud = udEndpoint();
+        return ud != null && topic.delivery() == Delivery.BEST_EFFORT ? ud : null;
     }
 
     /** @return the UD endpoint (tests), or null in {@code rdma.ud.mode=rc} or before start */
