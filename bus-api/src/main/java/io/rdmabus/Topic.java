@@ -35,9 +35,11 @@ public final class Topic<T> {
     /** The last-value cache's key, or null for a topic without one. */
     private final ToLongFunction<? super T> lastValueKey;
     private final int lastValueMaxKeys;
+    /** Publications stamp each frame with the publisher's clock (the default); false: {@link #withoutTimestamps()}. */
+    private final boolean timestamps;
 
     private Topic(final String name, final Codec<T> codec, final Delivery delivery, final int maxMessageLength,
-                  final ToLongFunction<? super T> lastValueKey, final int lastValueMaxKeys) {
+                  final ToLongFunction<? super T> lastValueKey, final int lastValueMaxKeys, final boolean timestamps) {
         this.name = name;
         this.codec = codec;
         this.delivery = delivery;
@@ -45,6 +47,7 @@ public final class Topic<T> {
         this.topicId = FrameHeader.topicId(name);
         this.lastValueKey = lastValueKey;
         this.lastValueMaxKeys = lastValueMaxKeys;
+        this.timestamps = timestamps;
     }
 
     /**
@@ -65,7 +68,7 @@ public final class Topic<T> {
         if (delivery == null) {
             throw new BusConfigurationException("Topic '" + name + "' needs a delivery: Delivery.BEST_EFFORT or Delivery.RELIABLE");
         }
-        return new Topic<>(name, codec, delivery, DEFAULT_MAX_MESSAGE_LENGTH, null, 0);
+        return new Topic<>(name, codec, delivery, DEFAULT_MAX_MESSAGE_LENGTH, null, 0, true);
     }
 
     /**
@@ -77,7 +80,7 @@ public final class Topic<T> {
             throw new BusConfigurationException("Topic '" + name + "': maxMessageLength " + maxMessageLengthBytes
                 + " is out of range 1.." + MAX_MESSAGE_LENGTH_LIMIT);
         }
-        return new Topic<>(name, codec, delivery, maxMessageLengthBytes, lastValueKey, lastValueMaxKeys);
+        return new Topic<>(name, codec, delivery, maxMessageLengthBytes, lastValueKey, lastValueMaxKeys, timestamps);
     }
 
     /**
@@ -99,7 +102,25 @@ public final class Topic<T> {
             throw new BusConfigurationException("Topic '" + name + "': last-value cache maxKeys " + maxKeys + " is out of range 1.."
                 + MAX_LAST_VALUE_KEYS);
         }
-        return new Topic<>(name, codec, delivery, maxMessageLength, key, maxKeys);
+        return new Topic<>(name, codec, delivery, maxMessageLength, key, maxKeys, timestamps);
+    }
+
+    /**
+     * A copy whose publications leave the publisher's clock out of their frames: {@link Received#timestampNs()} and
+     * {@link MessageHeader#timestampNs()} are 0 for its messages (the frame's field is 0 on the wire). A stamp costs one
+     * clock read per message on the publishing thread, 25-35 ns on the 2-core build box: a third of what a 64-byte
+     * message costs the publisher over Aeron IPC (docs/benchmarks.md, "What a frame's timestamp costs"). Leave it out when
+     * the messages carry their own time (an SBE sending-time field) or nobody measures latency from it.
+     *
+     * @return a copy without timestamps
+     */
+    public Topic<T> withoutTimestamps() {
+        return new Topic<>(name, codec, delivery, maxMessageLength, lastValueKey, lastValueMaxKeys, false);
+    }
+
+    /** @return true (the default) if publications stamp each frame with the publisher's wall clock */
+    public boolean timestamps() {
+        return timestamps;
     }
 
     /** @return the last-value cache's key function, or null when the topic has no cache */

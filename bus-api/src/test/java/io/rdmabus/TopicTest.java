@@ -1,6 +1,7 @@
 package io.rdmabus;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,6 +23,17 @@ class TopicTest {
         assertThrows(BusConfigurationException.class, () -> topic.withMaxMessageLength(Topic.MAX_MESSAGE_LENGTH_LIMIT + 1));
         assertEquals(100, topic.withMaxMessageLength(100).maxMessageLength());
         assertEquals(topic.topicId(), topic.descriptor().topicId());
+    }
+
+    @Test
+    void timestampsAreOnByDefaultAndOffStaysOffThroughTheOtherCopies() {
+        final Topic<Long> stamped = Topic.of("t", TestCodecs.LONG, Delivery.RELIABLE);
+        assertTrue(stamped.timestamps());
+        final Topic<Long> unstamped = stamped.withoutTimestamps().withMaxMessageLength(4096).withLastValueCache(v -> v, 8);
+        assertFalse(unstamped.timestamps());
+        assertEquals(4096, unstamped.maxMessageLength());
+        assertEquals(8, unstamped.lastValueMaxKeys());
+        assertTrue(stamped.withLastValueCache(v -> v, 8).withMaxMessageLength(4096).timestamps());
     }
 
     @Test

@@ -29,6 +29,8 @@ final class BusLoad implements Load {
     private final Bus b;
     private final ThreadingMode threadingMode;
     private final boolean inPlace;
+    /** Topics stamp frames with the publisher's clock (the default), else {@code Topic.withoutTimestamps()}. */
+    private final boolean timestamps;
     /** INVOKER: the thread that runs bus b's duty cycles; else null. */
     private final Thread driverOfB;
     private volatile boolean running = true;
@@ -38,10 +40,12 @@ final class BusLoad implements Load {
      * @param transport     the transport of both buses
      * @param threadingMode the buses' threading mode
      * @param inPlace       subscribers read in place ({@code Bus.subscribeInPlace}) instead of through a {@code Flux}
+     * @param timestamps    false: the topics are {@code withoutTimestamps()}
      */
-    BusLoad(final String transport, final ThreadingMode threadingMode, final boolean inPlace) {
+    BusLoad(final String transport, final ThreadingMode threadingMode, final boolean inPlace, final boolean timestamps) {
         this.threadingMode = threadingMode;
         this.inPlace = inPlace;
+        this.timestamps = timestamps;
         this.buses = LocalBuses.create(transport, 2).threadingMode(threadingMode);
         try {
             this.a = buses.newBus("bench-a");
@@ -69,14 +73,20 @@ final class BusLoad implements Load {
         return driverOfB != null ? a.doWork() : 0;
     }
 
+    private Topic<byte[]> topic(final String name) {
+        final Topic<byte[]> topic = Topic.of(name, Codecs.bytes(), Delivery.RELIABLE);
+        return timestamps ? topic : topic.withoutTimestamps();
+    }
+
     @Override
     public String label() {
-        return "bus/" + buses.transport() + " " + threadingMode.name().toLowerCase(java.util.Locale.ROOT) + (inPlace ? " in-place" : "");
+        return "bus/" + buses.transport() + " " + threadingMode.name().toLowerCase(java.util.Locale.ROOT) + (inPlace ? " in-place" : "")
+            + (timestamps ? "" : " no-timestamps");
     }
 
     @Override
     public long oneWay(final int messages, final int sizeBytes) {
-        final Topic<byte[]> topic = Topic.of("bench.oneway." + (runs++), Codecs.bytes(), Delivery.RELIABLE);
+        final Topic<byte[]> topic = topic("bench.oneway." + (runs++));
         final AtomicLong received = new AtomicLong();
         final AtomicLong lastNs = new AtomicLong();
         final Runnable onMessage = () -> {
@@ -127,8 +137,8 @@ final class BusLoad implements Load {
     @Override
     public Histogram pingPong(final int pings, final int sizeBytes) {
         final int run = runs++;
-        final Topic<byte[]> ping = Topic.of("bench.ping." + run, Codecs.bytes(), Delivery.RELIABLE);
-        final Topic<byte[]> pong = Topic.of("bench.pong." + run, Codecs.bytes(), Delivery.RELIABLE);
+        final Topic<byte[]> ping = topic("bench.ping." + run);
+        final Topic<byte[]> pong = topic("bench.pong." + run);
         final BusPublication<byte[]> pongPub = b.publication(pong);
         final IdleStrategy echoIdle = Load.idle();
         final Consumer<byte[]> echoValue = v -> {

@@ -58,6 +58,10 @@ public final class CompareHarness implements Callable<Integer> {
             + "when --threading is SHARED or DEDICATED, as the bus's agent does; the pinging thread in INVOKER), poller (always a thread "
             + "of its own) or pinger (always the pinging thread) (default: ${DEFAULT-VALUE})")
     String rawThreading;
+    @Option(names = "--timestamps", defaultValue = "true", arity = "1",
+        description = "the bus's topics stamp every frame with the publisher's clock: true, or false for Topic.withoutTimestamps() "
+            + "(raw contenders never stamp) (default: ${DEFAULT-VALUE})")
+    boolean timestamps;
     @Option(names = "--plot", defaultValue = "docs/benchmarks-latency.png", description = "PNG to write, '' for none (default: ${DEFAULT-VALUE})")
     String plot;
 
@@ -101,11 +105,13 @@ public final class CompareHarness implements Callable<Integer> {
         final boolean rawCopies = "as-bus".equals(rawSubscriber) ? !inPlace : "copy".equals(rawSubscriber);
         System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size, " + pings + " round trips; "
             + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage() + "; bus subscriber " + subscriber
-            + ", raw subscriber " + (rawCopies ? "copy" : "in-place") + ", raw Aeron pongs received by " + (pongPoller ? "a poller thread" : "the pinger"));
+            + (timestamps ? "" : " without timestamps") + ", raw subscriber " + (rawCopies ? "copy" : "in-place")
+            + ", raw Aeron pongs received by " + (pongPoller ? "a poller thread" : "the pinger"));
         for (final String section : sections) {
             switch (section) {
-                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace), () -> new RawAeronLoad(rawCopies, pongPoller));
-                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace), () -> new RawTcpLoad(rawCopies));
+                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace, timestamps),
+                    () -> new RawAeronLoad(rawCopies, pongPoller));
+                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace, timestamps), () -> new RawTcpLoad(rawCopies));
                 case "fanout" -> fanOut();
                 default -> throw new IllegalArgumentException("unknown section '" + section + "': use aeron, tcp, fanout");
             }

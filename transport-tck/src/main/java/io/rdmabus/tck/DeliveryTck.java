@@ -80,6 +80,35 @@ public abstract class DeliveryTck extends HostileFrameTck {
         assertTrue(pubBus.stats().messagesPublished() >= n, "publisher counted " + pubBus.stats().messagesPublished());
     }
 
+    /**
+     * Every frame carries the publisher's wall clock (epoch ns, after 2020: the hosts of a two-guest run have clocks of
+     * their own, so nothing tighter), unless the topic is {@code withoutTimestamps()}: then every message says 0.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void framesCarryThePublishersClockUnlessTheTopicLeavesItOut() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> stamped = topic("stamped", Delivery.RELIABLE);
+        final Topic<String> unstamped = topic("unstamped", Delivery.RELIABLE).withoutTimestamps();
+        final Recorder<String> stampedRec = subscribe(subBus, stamped, SubscribeOptions.defaults());
+        final Recorder<String> unstampedRec = subscribe(subBus, unstamped, SubscribeOptions.defaults());
+        final int n = 100;
+        final List<String> values = IntStream.range(0, n).mapToObj(i -> "t-" + i).toList();
+        pubBus.publish(stamped, Flux.fromIterable(values)).block(deliveryTimeout);
+        pubBus.publish(unstamped, Flux.fromIterable(values)).block(deliveryTimeout);
+        assertTrue(stampedRec.awaitCount(n, deliveryTimeout), () -> "stamped topic: received " + stampedRec.count() + " of " + n);
+        assertTrue(unstampedRec.awaitCount(n, deliveryTimeout), () -> "unstamped topic: received " + unstampedRec.count() + " of " + n);
+        final long year2020EpochNs = 1_577_836_800L * 1_000_000_000L;
+        for (final Received<String> r : stampedRec.received()) {
+            assertTrue(r.timestampNs() > year2020EpochNs, () -> "stamped message " + r.value() + " has timestamp " + r.timestampNs());
+        }
+        for (final Received<String> r : unstampedRec.received()) {
+            assertEquals(0, r.timestampNs(), () -> "message " + r.value() + " of a topic without timestamps has timestamp " + r.timestampNs());
+        }
+        assertEquals(values, unstampedRec.received().stream().map(Received::value).toList(), "values or order differ without timestamps");
+    }
+
     /** BEST_EFFORT, one publisher and one subscriber with room for everything: exact values and order, no gap. */
     @Test
     @ScaledTimeout(30)

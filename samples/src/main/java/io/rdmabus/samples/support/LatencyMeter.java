@@ -50,9 +50,12 @@ public final class LatencyMeter {
     /**
      * Records a latency from a publisher's epoch-ns timestamp without counting a message.
      *
-     * @param publishedEpochNs when it was published
+     * @param publishedEpochNs when it was published; 0 (a topic without timestamps) records nothing
      */
     public void recordLatency(final long publishedEpochNs) {
+        if (publishedEpochNs == 0) {
+            return;
+        }
         recorder.recordValue(Math.max(0, clock.nanoTime() - publishedEpochNs));
     }
 

@@ -85,6 +85,7 @@ final class Wire {
         out.writeByte(topic.delivery().ordinal());
         out.writeInt(topic.maxMessageLength());
         out.writeUTF(topic.codec().name());
+        out.writeBoolean(topic.timestamps());
         out.writeInt(topic.lastValueMaxKeys()); // 0: no last-value cache
         if (topic.lastValueMaxKeys() > 0) {
             final byte[] key = serialized(topic.lastValueKey(), "the last-value key", "ToLongFunction<T>");
@@ -98,7 +99,8 @@ final class Wire {
         final Delivery delivery = Delivery.values()[in.readUnsignedByte()];
         final int max = in.readInt();
         final Codec<Object> codec = codecs.byName(in.readUTF());
-        final Topic<Object> topic = Topic.of(name, codec, delivery).withMaxMessageLength(max);
+        final Topic<Object> sized = Topic.of(name, codec, delivery).withMaxMessageLength(max);
+        final Topic<Object> topic = in.readBoolean() ? sized : sized.withoutTimestamps();
         final int maxKeys = in.readInt();
         if (maxKeys == 0) {
             return topic;
