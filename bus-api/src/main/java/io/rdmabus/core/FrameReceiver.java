@@ -1,5 +1,6 @@
 package io.rdmabus.core;
 
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.rdmabus.Delivery;
@@ -34,7 +35,17 @@ abstract class FrameReceiver implements SubscriptionSink {
 
     final Topic<?> topic;
     private final int maxFrameLength;
+    /**
+     * Publisher sessions remembered per subscription. A publication is a new session, so a long-lived subscription whose
+     * publishers come and go (or a hostile sender inventing session ids) would otherwise grow its table for ever.
+     */
+    static final int MAX_SESSIONS = 4096;
+
     private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
+    /** +1 per frame that reaches a session (receive thread): the sessions' {@code lastActive} clock. */
+    private long frameClock;
+    /** Sessions forgotten so far by {@link #forgetIdleSessions()} (receive thread). */
+    private long sessionsForgotten;
     /** The session of the previous frame (most streams have one publisher): saves the map lookup. Receive thread. */
     private SessionState lastSession;
     private int lastSessionId;
@@ -116,12 +127,16 @@ abstract class FrameReceiver implements SubscriptionSink {
         if (session == null || sessionId != lastSessionId) {
             session = sessions.get(sessionId);
             if (session == null) {
+                if (sessions.size() >= MAX_SESSIONS) {
+                    forgetIdleSessions();
+                }
                 session = new SessionState();
                 sessions.put(sessionId, session);
             }
             lastSessionId = sessionId;
             lastSession = session;
         }
+        session.lastActive = ++frameClock;
         // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
         final long sequence = FrameHeader.sequence(buffer, offset);
         final long expected = session.nextSequence;
@@ -173,6 +188,44 @@ abstract class FrameReceiver implements SubscriptionSink {
     }
 
     /**
+     * The table is full and a new session arrives: forgets the half of the sessions idle longest (one sort per
+     * {@code MAX_SESSIONS / 2} new sessions, so a flood of invented ids costs little per frame). A forgotten session
+     * that sends again starts over as a new one: its next frame sets the expectation, and a message it was reassembling
+     * is lost.
+     */
+    private void forgetIdleSessions() {
+        final long[] ages = new long[sessions.size()];
+        final int[] ids = new int[ages.length];
+        final int[] n = {0};
+        sessions.forEachInt((id, session) -> {
+            ids[n[0]] = id;
+            ages[n[0]++] = session.lastActive;
+        });
+        final long[] sorted = ages.clone();
+        Arrays.sort(sorted);
+        final long cutoff = sorted[sorted.length / 2];
+        int forgotten = 0;
+        for (int i = 0; i < ids.length; i++) {
+            if (ages[i] < cutoff) {
+                sessions.remove(ids[i]); // not while iterating: the open-addressed table moves entries as it removes
+                forgotten++;
+            }
+        }
+        lastSession = null;
+        final long before = sessionsForgotten;
+        sessionsForgotten += forgotten;
+        if (before == 0 || before / (LOG_EVERY_N * MAX_SESSIONS) != sessionsForgotten / (LOG_EVERY_N * MAX_SESSIONS)) {
+            LOG.warn("topic {}: more than {} publisher sessions seen; forgot the {} idle longest ({} so far). A forgotten session "
+                + "that sends again starts over as a new one", topic.name(), MAX_SESSIONS, forgotten, sessionsForgotten);
+        }
+    }
+
+    /** @return publisher sessions remembered now (receive thread; tests) */
+    int sessionCount() {
+        return sessions.size();
+    }
+
+    /**
      * Puts a frame the sequence rule took into its message: a whole message is published at once, fragments are
      * collected in the session's reassembly buffer until the end fragment.
      *
@@ -219,12 +272,12 @@ abstract class FrameReceiver implements SubscriptionSink {
             skipIfClaimed(slot);
             return;
         }
-        session.reassembly.putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
+        session.reassembly().putBytes(session.reassemblyLength, buffer, payloadOffset, payloadLength);
         session.reassemblyLength += payloadLength;
         if (end) {
             final int messageLength = session.reassemblyLength;
             session.reassemblyLength = -1;
-            publishMessage(slot, session, session.reassembly, 0, messageLength, sessionId, session.reassemblyFirstSequence,
+            publishMessage(slot, session, session.reassembly(), 0, messageLength, sessionId, session.reassemblyFirstSequence,
                 session.reassemblyTimestampNs);
         }
     }

@@ -9,8 +9,18 @@ final class SessionState {
     /** The sequence of a dropped frame that jumped ahead and awaits the session's next frame to decide it; -1 if none. */
     long suspectSequence = -1;
     long lostPending;
-    final ExpandableDirectByteBuffer reassembly = new ExpandableDirectByteBuffer(0);
+    /** Fragments of the message being reassembled; created by the session's first fragmented message. */
+    private ExpandableDirectByteBuffer reassembly;
     int reassemblyLength = -1;
     long reassemblyFirstSequence;
     long reassemblyTimestampNs;
+    /** The subscription's frame clock at the session's latest frame: which sessions were idle longest. */
+    long lastActive;
+
+    ExpandableDirectByteBuffer reassembly() {
+        if (reassembly == null) {
+            reassembly = new ExpandableDirectByteBuffer(0);
+        }
+        return reassembly;
+    }
 }

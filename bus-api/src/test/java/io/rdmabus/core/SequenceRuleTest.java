@@ -107,6 +107,35 @@ class SequenceRuleTest {
             "framesReceived, malformedFrames, gapMessages, duplicates: " + stats);
     }
 
+    /**
+     * Sessions beyond {@link FrameReceiver#MAX_SESSIONS} make the subscription forget the half idle longest, never an
+     * active one: a session that keeps sending keeps its expectation (a replayed frame is still a duplicate), while a
+     * forgotten one that sends again starts over (its old first frame is delivered again).
+     */
+    @Test
+    void beyondMaxSessionsTheIdleLongestAreForgottenAndAnActiveSessionKeepsItsState() {
+        final Harness<Long> h = longs(Delivery.RELIABLE);
+        final int active = 1;
+        send(h, active, 0);
+        final int flood = FrameReceiver.MAX_SESSIONS + 100;
+        for (int i = 0; i < flood; i++) {
+            assertEquals(SubscriptionSink.CONTINUE, send(h, 1_000 + i, 0));
+            if (i % 500 == 0) {
+                send(h, active, i / 500 + 1); // the active session goes on sending
+            }
+            h.channel().deliver();
+        }
+        assertTrue(h.channel().sessionCount() <= FrameReceiver.MAX_SESSIONS, "sessions remembered: " + h.channel().sessionCount());
+        final long next = flood / 500 + 1;
+        final long duplicatesBefore = h.stats().duplicates();
+        send(h, active, next - 1); // a replay of the active session's last frame
+        assertEquals(duplicatesBefore + 1, h.stats().duplicates(), "the active session was forgotten: its replayed frame was not a duplicate");
+        final int deliveredBefore = h.delivered().size();
+        send(h, 1_000, 0); // the first flooded session, idle longest: forgotten, so its frame 0 is new again
+        assertEquals(deliveredBefore + 1, h.delivered().size(), "the session idle longest was not forgotten");
+        assertEquals(0L, h.delivered().get(deliveredBefore).sequence());
+    }
+
     @Test
     void aReliableForgedJumpIsMalformedWhenTheNextFrameIsTheExpectedOne() {
         final Harness<Long> h = longs(Delivery.RELIABLE);
