@@ -44,8 +44,6 @@ abstract class FrameReceiver implements SubscriptionSink {
     private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
     /** +1 per frame that reaches a session (receive thread): the sessions' {@code lastActive} clock. */
     private long frameClock;
-    /** Sessions forgotten so far by {@link #forgetIdleSessions()} (receive thread). */
-    private long sessionsForgotten;
     /** The session of the previous frame (most streams have one publisher): saves the map lookup. Receive thread. */
     private SessionState lastSession;
     private int lastSessionId;
@@ -56,6 +54,8 @@ abstract class FrameReceiver implements SubscriptionSink {
     final AtomicLong bytesReceived = new AtomicLong();
     final AtomicLong gaps = new AtomicLong();
     final AtomicLong duplicates = new AtomicLong();
+    /** Sessions forgotten by {@link #forgetIdleSessions()}. */
+    final AtomicLong sessionsForgotten = new AtomicLong();
     // written by the receive thread and the delivering thread
     final AtomicLong malformed = new AtomicLong();
     final AtomicLong dropped = new AtomicLong();
@@ -212,11 +212,13 @@ abstract class FrameReceiver implements SubscriptionSink {
             }
         }
         lastSession = null;
-        final long before = sessionsForgotten;
-        sessionsForgotten += forgotten;
-        if (before == 0 || before / (LOG_EVERY_N * MAX_SESSIONS) != sessionsForgotten / (LOG_EVERY_N * MAX_SESSIONS)) {
-            LOG.warn("topic {}: more than {} publisher sessions seen; forgot the {} idle longest ({} so far). A forgotten session "
-                + "that sends again starts over as a new one", topic.name(), MAX_SESSIONS, forgotten, sessionsForgotten);
+        final long before = sessionsForgotten.get();
+        final long total = before + forgotten;
+        sessionsForgotten.lazySet(total);
+        if (before == 0 || before / (LOG_EVERY_N * MAX_SESSIONS) != total / (LOG_EVERY_N * MAX_SESSIONS)) {
+            LOG.warn("topic {}: more than {} publisher sessions seen; forgot the {} idle longest ({} so far, counter "
+                + "sessionsForgotten). A forgotten session that sends again starts over as a new one", topic.name(), MAX_SESSIONS,
+                forgotten, total);
         }
     }
 

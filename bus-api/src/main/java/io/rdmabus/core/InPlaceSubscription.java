@@ -112,6 +112,7 @@ final class InPlaceSubscription extends FrameReceiver implements Disposable {
         v[6] = duplicates.get();
         v[7] = 0;
         v[8] = 0;
+        v[9] = sessionsForgotten.get();
     }
 
     SubscriptionStats stats() {

@@ -619,6 +619,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         v[6] = duplicates.get();
         v[7] = ring.getBufferSize();
         v[8] = ring.remainingCapacity();
+        v[9] = sessionsForgotten.get();
     }
 
     SubscriptionStats stats() {

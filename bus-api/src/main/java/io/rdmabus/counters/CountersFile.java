@@ -53,9 +53,12 @@ public final class CountersFile {
     /** A bus's own counters (names as in {@link io.rdmabus.BusStats}, plus the live subscriptions and publications). */
     public static final List<String> BUS_COUNTERS = List.of("messagesPublished", "droppedNotConnected", "agentErrors", "subscriptions",
         "publications");
-    /** A subscription's counters: those of {@link io.rdmabus.SubscriptionStats} by their names, plus the payload bytes taken in. */
+    /**
+     * A subscription's counters: those of {@link io.rdmabus.SubscriptionStats} by their names, plus the payload bytes taken in
+     * and the publisher sessions it forgot (more than it remembers had been seen: docs/wire-format.md, "Sequence rule").
+     */
     public static final List<String> SUBSCRIPTION_COUNTERS = List.of("framesReceived", "bytesReceived", "messagesDelivered",
-        "malformedFrames", "gapMessages", "droppedBySubscriber", "duplicates", "ringCapacity", "ringFree");
+        "malformedFrames", "gapMessages", "droppedBySubscriber", "duplicates", "ringCapacity", "ringFree", "sessionsForgotten");
     /** A publication's counters: messages taken and their encoded bytes (without the frame headers). */
     public static final List<String> PUBLICATION_COUNTERS = List.of("messagesPublished", "bytesPublished");
 

@@ -126,6 +126,10 @@ class SequenceRuleTest {
             h.channel().deliver();
         }
         assertTrue(h.channel().sessionCount() <= FrameReceiver.MAX_SESSIONS, "sessions remembered: " + h.channel().sessionCount());
+        final long[] counters = new long[io.rdmabus.counters.CountersFile.SUBSCRIPTION_COUNTERS.size()];
+        h.channel().sampleCounters(counters);
+        assertEquals(flood + 1L - h.channel().sessionCount(),
+            counters[io.rdmabus.counters.CountersFile.SUBSCRIPTION_COUNTERS.indexOf("sessionsForgotten")], "counter sessionsForgotten");
         final long next = flood / 500 + 1;
         final long duplicatesBefore = h.stats().duplicates();
         send(h, active, next - 1); // a replay of the active session's last frame
