@@ -42,7 +42,7 @@ abstract class FrameReceiver implements SubscriptionSink {
     static final int MAX_SESSIONS = 4096;
 
     private final Int2ObjectHashMap<SessionState> sessions = new Int2ObjectHashMap<>();
-    /** +1 per frame that reaches a session (receive thread): the sessions' {@code lastActive} clock. */
+    /** +1 each time the frames switch to another session (receive thread): the sessions' {@code lastActive} clock. */
     private long frameClock;
     /** The session of the previous frame (most streams have one publisher): saves the map lookup. Receive thread. */
     private SessionState lastSession;
@@ -135,8 +135,9 @@ abstract class FrameReceiver implements SubscriptionSink {
             }
             lastSessionId = sessionId;
             lastSession = session;
+            // stamped when the stream switches to the session: a session's later frames in a row change no order among them
+            session.lastActive = ++frameClock;
         }
-        session.lastActive = ++frameClock;
         // the sequence rule of docs/wire-format.md: in order, duplicate, gap, or a suspect jump the next frame decides
         final long sequence = FrameHeader.sequence(buffer, offset);
         final long expected = session.nextSequence;

@@ -14,7 +14,7 @@ final class SessionState {
     int reassemblyLength = -1;
     long reassemblyFirstSequence;
     long reassemblyTimestampNs;
-    /** The subscription's frame clock at the session's latest frame: which sessions were idle longest. */
+    /** The subscription's frame clock when its frames last switched to this session: which sessions were idle longest. */
     long lastActive;
 
     ExpandableDirectByteBuffer reassembly() {
