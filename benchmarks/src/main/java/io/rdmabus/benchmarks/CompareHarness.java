@@ -24,7 +24,9 @@ import picocli.CommandLine.Option;
 /**
  * Side-by-side runs that print ratios directly: the bus over Aeron IPC vs raw Aeron IPC (same driver settings), the
  * bus over TCP vs raw reactor-netty TCP, and the publisher's cost per message with 1..8 subscribers. Contenders run
- * alternately, round by round, in one JVM, so machine noise hits both; medians are reported. Also renders the
+ * alternately, round by round, in one JVM, so machine noise hits both, and take turns at going first; each size
+ * starts with untimed warm-up rounds (the JIT compiles both contenders' paths, the heap's young generation is
+ * touched once), so the timed rounds compare steady states; medians are reported. Also renders the
  * round-trip percentile plot (PNG). Prints Markdown tables. Never asserts on timing.
  */
 @Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false,
@@ -34,6 +36,9 @@ public final class CompareHarness implements Callable<Integer> {
     int messages;
     @Option(names = "--rounds", defaultValue = "3", description = "alternating rounds per size; the median is reported (default: ${DEFAULT-VALUE})")
     int rounds;
+    @Option(names = "--warmup-rounds", defaultValue = "1",
+        description = "untimed rounds per size before the timed ones, each contender (default: ${DEFAULT-VALUE})")
+    int warmupRounds;
     @Option(names = "--pings", defaultValue = "5000", description = "round trips per latency run (default: ${DEFAULT-VALUE})")
     int pings;
     @Option(names = "--sizes", split = ",", defaultValue = "64,1024", description = "payload sizes (default: ${DEFAULT-VALUE})")
@@ -90,8 +95,8 @@ public final class CompareHarness implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (messages < 1 || rounds < 1 || pings < 10 || sizes.isEmpty() || fanOut.isEmpty()) {
-            throw new IllegalArgumentException("need --messages >= 1, --rounds >= 1, --pings >= 10, some --sizes and --fanout");
+        if (messages < 1 || rounds < 1 || warmupRounds < 0 || pings < 10 || sizes.isEmpty() || fanOut.isEmpty()) {
+            throw new IllegalArgumentException("need --messages >= 1, --rounds >= 1, --warmup-rounds >= 0, --pings >= 10, some --sizes and --fanout");
         }
         if (!List.of("copy", "in-place").contains(subscriber) || !List.of("as-bus", "copy", "in-place").contains(rawSubscriber)) {
             throw new IllegalArgumentException("--subscriber must be copy or in-place, --raw-subscriber as-bus, copy or in-place; got "
@@ -103,7 +108,8 @@ public final class CompareHarness implements Callable<Integer> {
         final boolean pongPoller = "as-bus".equals(rawThreading) ? threading != ThreadingMode.INVOKER : "poller".equals(rawThreading);
         final boolean inPlace = "in-place".equals(subscriber);
         final boolean rawCopies = "as-bus".equals(rawSubscriber) ? !inPlace : "copy".equals(rawSubscriber);
-        System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size, " + pings + " round trips; "
+        System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size (after " + warmupRounds
+            + " untimed), " + pings + " round trips; "
             + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage() + "; bus subscriber " + subscriber
             + (timestamps ? "" : " without timestamps") + ", raw subscriber " + (rawCopies ? "copy" : "in-place")
             + ", raw Aeron pongs received by " + (pongPoller ? "a poller thread" : "the pinger"));
@@ -142,9 +148,18 @@ public final class CompareHarness implements Callable<Integer> {
             for (final int size : sizes) {
                 final double[] busRates = new double[rounds];
                 final double[] rawRates = new double[rounds];
-                for (int r = 0; r < rounds; r++) { // alternate, so drifting machine load hits both
-                    busRates[r] = rate(bus.oneWay(messages, size));
-                    rawRates[r] = rate(raw.oneWay(messages, size));
+                for (int r = 0; r < warmupRounds; r++) {
+                    bus.oneWay(messages, size);
+                    raw.oneWay(messages, size);
+                }
+                for (int r = 0; r < rounds; r++) { // alternate, so drifting machine load hits both; take turns at going first
+                    if (r % 2 == 0) {
+                        busRates[r] = rate(bus.oneWay(messages, size));
+                        rawRates[r] = rate(raw.oneWay(messages, size));
+                    } else {
+                        rawRates[r] = rate(raw.oneWay(messages, size));
+                        busRates[r] = rate(bus.oneWay(messages, size));
+                    }
                 }
                 final double b = median(busRates);
                 final double w = median(rawRates);
@@ -170,6 +185,9 @@ public final class CompareHarness implements Callable<Integer> {
         try (Load raw = rawFactory.get()) {
             for (final int size : sizes) {
                 final double[] rates = new double[rounds];
+                for (int r = 0; r < warmupRounds; r++) {
+                    raw.oneWay(messages, size);
+                }
                 for (int r = 0; r < rounds; r++) {
                     rates[r] = rate(raw.oneWay(messages, size));
                 }
