@@ -97,12 +97,9 @@ public final class FrameHeader {
      */
     public static void write(final MutableDirectBuffer buffer, final int offset, final int flags, final int frameLength,
                              final int topicId, final int sessionId, final long sequence, final long timestampNs) {
-        buffer.putByte(offset + VERSION_OFFSET, (byte) VERSION);
-        buffer.putByte(offset + TYPE_OFFSET, (byte) TYPE_DATA);
-        buffer.putShort(offset + FLAGS_OFFSET, (short) flags, ORDER);
-        buffer.putInt(offset + FRAME_LENGTH_OFFSET, frameLength, ORDER);
-        buffer.putInt(offset + TOPIC_ID_OFFSET, topicId, ORDER);
-        buffer.putInt(offset + SESSION_ID_OFFSET, sessionId, ORDER);
+        // four little-endian words, the same bytes as eight field stores, with half the stores and bounds checks
+        buffer.putLong(offset + VERSION_OFFSET, VERSION | TYPE_DATA << 8 | (flags & 0xFFFFL) << 16 | (long) frameLength << 32, ORDER);
+        buffer.putLong(offset + TOPIC_ID_OFFSET, topicId & 0xFFFF_FFFFL | (long) sessionId << 32, ORDER);
         buffer.putLong(offset + SEQUENCE_OFFSET, sequence, ORDER);
         buffer.putLong(offset + TIMESTAMP_OFFSET, timestampNs, ORDER);
     }
@@ -123,17 +120,18 @@ public final class FrameHeader {
         if (length > maxFrameLength) {
             return ERR_TOO_LONG;
         }
-        if ((buffer.getByte(offset + VERSION_OFFSET) & 0xFF) != VERSION) {
+        final long first = buffer.getLong(offset + VERSION_OFFSET, ORDER); // version, type, flags, frame length: one read
+        if ((first & 0xFF) != VERSION) {
             return ERR_VERSION;
         }
-        if ((buffer.getByte(offset + TYPE_OFFSET) & 0xFF) != TYPE_DATA) {
+        if ((first >>> 8 & 0xFF) != TYPE_DATA) {
             return ERR_TYPE;
         }
-        final int flags = flags(buffer, offset);
+        final int flags = (int) (first >>> 16 & 0xFFFF);
         if ((flags & ~FLAGS_UNFRAGMENTED) != 0) {
             return ERR_FLAGS;
         }
-        if (frameLength(buffer, offset) != length) {
+        if ((int) (first >>> 32) != length) {
             return ERR_LENGTH;
         }
         if (sequence(buffer, offset) < 0) {
