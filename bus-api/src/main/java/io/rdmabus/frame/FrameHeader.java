@@ -79,6 +79,12 @@ public final class FrameHeader {
     public static final int ERR_TOO_LONG = 7;
 
     private static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
+    /** Bit positions of the fields in the header's first little-endian word (from {@link #VERSION_OFFSET}), from the offsets above. */
+    private static final int TYPE_SHIFT = (TYPE_OFFSET - VERSION_OFFSET) * Byte.SIZE;
+    private static final int FLAGS_SHIFT = (FLAGS_OFFSET - VERSION_OFFSET) * Byte.SIZE;
+    private static final int FRAME_LENGTH_SHIFT = (FRAME_LENGTH_OFFSET - VERSION_OFFSET) * Byte.SIZE;
+    /** Bit position of the session id in the word at {@link #TOPIC_ID_OFFSET}. */
+    private static final int SESSION_ID_SHIFT = (SESSION_ID_OFFSET - TOPIC_ID_OFFSET) * Byte.SIZE;
 
     private FrameHeader() {
     }
@@ -98,8 +104,9 @@ public final class FrameHeader {
     public static void write(final MutableDirectBuffer buffer, final int offset, final int flags, final int frameLength,
                              final int topicId, final int sessionId, final long sequence, final long timestampNs) {
         // four little-endian words, the same bytes as eight field stores, with half the stores and bounds checks
-        buffer.putLong(offset + VERSION_OFFSET, VERSION | TYPE_DATA << 8 | (flags & 0xFFFFL) << 16 | (long) frameLength << 32, ORDER);
-        buffer.putLong(offset + TOPIC_ID_OFFSET, topicId & 0xFFFF_FFFFL | (long) sessionId << 32, ORDER);
+        buffer.putLong(offset + VERSION_OFFSET,
+            VERSION | TYPE_DATA << TYPE_SHIFT | (flags & 0xFFFFL) << FLAGS_SHIFT | (long) frameLength << FRAME_LENGTH_SHIFT, ORDER);
+        buffer.putLong(offset + TOPIC_ID_OFFSET, topicId & 0xFFFF_FFFFL | (long) sessionId << SESSION_ID_SHIFT, ORDER);
         buffer.putLong(offset + SEQUENCE_OFFSET, sequence, ORDER);
         buffer.putLong(offset + TIMESTAMP_OFFSET, timestampNs, ORDER);
     }
@@ -124,14 +131,14 @@ public final class FrameHeader {
         if ((first & 0xFF) != VERSION) {
             return ERR_VERSION;
         }
-        if ((first >>> 8 & 0xFF) != TYPE_DATA) {
+        if ((first >>> TYPE_SHIFT & 0xFF) != TYPE_DATA) {
             return ERR_TYPE;
         }
-        final int flags = (int) (first >>> 16 & 0xFFFF);
+        final int flags = (int) (first >>> FLAGS_SHIFT & 0xFFFF);
         if ((flags & ~FLAGS_UNFRAGMENTED) != 0) {
             return ERR_FLAGS;
         }
-        if ((int) (first >>> 32) != length) {
+        if ((int) (first >>> FRAME_LENGTH_SHIFT) != length) {
             return ERR_LENGTH;
         }
         if (sequence(buffer, offset) < 0) {
