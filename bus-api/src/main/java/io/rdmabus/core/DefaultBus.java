@@ -203,11 +203,14 @@ public final class DefaultBus implements Bus {
                 return;
             }
             final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
-            // direct emission (SubscriptionChannel.claimForReceive): SHARED on any receiving thread that refuses blocking,
-            // INVOKER only inside the application's duty cycle, DEDICATED never (onNext stays on the delivery thread)
+            // direct emission (SubscriptionChannel.claimForReceive): INVOKER only inside the application's duty cycle;
+            // SHARED inside the shared thread's cycle and, unless the transport receives only there, on any receiving
+            // thread that refuses blocking (TCP's event loops); DEDICATED never (onNext stays on the delivery thread)
+            final boolean fromReceivingThreads = threadingMode == ThreadingMode.SHARED
+                && !transport.capabilities().receivesOnAgentHost();
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
-                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle, threadingMode == ThreadingMode.SHARED);
+                threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle, fromReceivingThreads);
             channel.sink = sink;
             channel.subscriberErrors = this::onAgentError;
             if (counters != null) {

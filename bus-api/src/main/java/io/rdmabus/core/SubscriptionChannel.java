@@ -55,7 +55,10 @@ import reactor.core.scheduler.Schedulers;
  * thread puts the message into the ring, the agent drains on its next cycle, a terminal signal is left in
  * {@link #pendingTerminal} for the holder to send as it lets go. So onNext signals are serial (Reactive Streams 1.3)
  * and nothing overtakes a message already in the ring: a receiving thread emits directly only into an empty ring, and
- * only it puts its sessions' messages there.
+ * only it puts its sessions' messages there. Where every signal comes from the bus's own duty cycle (a delivery agent
+ * hosted by {@code SHARED} or {@code INVOKER}, and no direct emission from other receiving threads: {@code INVOKER}, or
+ * {@code SHARED} over a transport that receives only inside that cycle), the cycle's own exclusion already makes them
+ * serial, so the flag is a plain field ({@link #confined}) and taking it costs no atomic operation.
  *
  * @param <T> value type
  */
@@ -101,6 +104,13 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     /** Emitter exclusion: 1 while one thread signals the subscriber (see the class comment). */
     @SuppressWarnings("unused") // through EMITTING
     private volatile int emitting;
+    /**
+     * True where every signal is sent inside the bus's duty cycle (the class comment): the emitter flag is then
+     * {@link #emittingInCycle}, not {@link #emitting}.
+     */
+    private final boolean confined;
+    /** The emitter flag of a {@link #confined} channel. Owner: the thread inside the bus's duty cycle. */
+    private boolean emittingInCycle;
     /** The terminal signal to send ({@link #COMPLETE} or the error), left here for the emitter-flag's holder; or null. */
     private volatile Object pendingTerminal;
     /**
@@ -163,6 +173,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         this.deliveryHost = backpressure ? deliveryHost : null;
         this.deliveryWake = deliveryWake;
         this.fromReceivingThreads = fromReceivingThreads;
+        // a hosted delivery agent (SHARED, INVOKER) and direct emission only on its thread: all inside the duty cycle
+        this.confined = this.deliveryHost != null && !fromReceivingThreads;
     }
 
     // ---------------------------------------------------------------- receive side (transport thread)
@@ -517,16 +529,28 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     // ---------------------------------------------------------------- emitter exclusion
 
     private boolean tryAcquireEmitter() {
+        if (confined) {
+            if (emittingInCycle) {
+                return false; // taken further up this thread's stack: a signal asked for inside onNext
+            }
+            emittingInCycle = true;
+            return true;
+        }
         return EMITTING.compareAndSet(this, 0, 1);
     }
 
     /**
      * Lets the emitter flag go, then sends a terminal signal left while it was held. A volatile store, not an ordered
      * one: with {@link #signalTerminal} (which writes {@link #pendingTerminal}, then tries the flag) either that thread
-     * gets the flag or this one sees the signal.
+     * gets the flag or this one sees the signal. A {@link #confined} channel's signals all come from one thread at a
+     * time, so a plain store does.
      */
     private void releaseEmitter() {
-        emitting = 0;
+        if (confined) {
+            emittingInCycle = false;
+        } else {
+            emitting = 0;
+        }
         if (pendingTerminal != null && !terminated) {
             emitPendingTerminal();
         }
@@ -556,7 +580,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
                 }
             }
         } finally {
-            emitting = 0; // the last signal: nothing is left to send
+            emittingInCycle = false; // the last signal: nothing is left to send
+            emitting = 0;
         }
     }
 

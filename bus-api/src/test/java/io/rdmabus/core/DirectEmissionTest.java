@@ -3,6 +3,7 @@ package io.rdmabus.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -33,6 +34,8 @@ import reactor.test.StepVerifier;
  * emitted: {@code d} inside the receive agent's cycle (direct), {@code r} by the delivery agent (ring).
  */
 class DirectEmissionTest {
+    /** Every step runs on the test's thread: a wait this long means an expected signal never came. */
+    private static final Duration WAIT = Duration.ofSeconds(10);
     private static final int MAX_FRAME = 64;
     private static final int RING = 8;
     private static final int SESSION = 7;
@@ -142,7 +145,7 @@ class DirectEmissionTest {
             })
             .expectNext("4d", "5d")
             .thenCancel()
-            .verify();
+            .verify(WAIT);
         assertEquals(RING, channel.availableCredits(), "direct messages never took a slot");
         assertEquals(6, channel.stats().messagesDelivered());
     }
@@ -161,7 +164,7 @@ class DirectEmissionTest {
             .thenRequest(1)
             .expectNext("2d")
             .thenCancel()
-            .verify();
+            .verify(WAIT);
         assertEquals(RING, channel.availableCredits());
     }
 
@@ -198,7 +201,7 @@ class DirectEmissionTest {
             })
             .expectNext("4d")
             .thenCancel()
-            .verify();
+            .verify(WAIT);
         assertEquals(5, channel.stats().messagesDelivered());
     }
 
@@ -211,7 +214,8 @@ class DirectEmissionTest {
                 cycle();
             })
             .expectNext("0d", "1d")
-            .verifyComplete();
+            .expectComplete()
+            .verify(WAIT);
         assertEquals(List.of("outside it"), transportCloses, "closed once, by the delivery agent, not inside the receive loop");
         assertEquals(RING, channel.availableCredits(), "frames after the cancel are dropped, not buffered");
         receiver.send(4);
@@ -227,7 +231,7 @@ class DirectEmissionTest {
             .then(this::cycle)
             .expectNext("0r")
             .thenCancel()
-            .verify();
+            .verify(WAIT);
         assertTrue(transportCloses.size() == 1, "a cancel outside a direct emission closes the transport at once");
     }
 }

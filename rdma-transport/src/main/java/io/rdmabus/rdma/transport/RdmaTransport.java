@@ -110,8 +110,9 @@ public final class RdmaTransport implements Transport {
 
     @Override
     public TransportCapabilities capabilities() {
+        // the poller, which hands every frame to the sinks, is hosted by the bus unless it dedicates threads (hostPoller)
         return new TransportCapabilities(config.maxBestEffortFrameBytes(), config.maxFrameBytes(),
-                config.ud().mode() == UdConfig.Mode.MULTICAST, true);
+                config.ud().mode() == UdConfig.Mode.MULTICAST, true, false, true);
     }
 
     /**

@@ -122,8 +122,9 @@ public final class AeronTransport implements Transport {
         final int maxFrame = config.mtuBytes() - io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
         final boolean multicast = config.medium() == AeronMedium.UDP && config.multicastGroup() != null;
         // loopback: one media driver serves the bus's publications and subscriptions, so a subscription gets its own bus's
-        // frames from the driver (IPC: the shared log; UDP: the publication sends to the subscription's endpoint too)
-        return new TransportCapabilities(maxFrame, maxFrame, multicast, config.medium() == AeronMedium.UDP, true);
+        // frames from the driver (IPC: the shared log; UDP: the publication sends to the subscription's endpoint too).
+        // receivesOnAgentHost: the sinks are called only by the receive agent, which the bus hosts (start)
+        return new TransportCapabilities(maxFrame, maxFrame, multicast, config.medium() == AeronMedium.UDP, true, true);
     }
 
     /** @return the media driver directory in use (embedded or external); valid after {@link #start} */

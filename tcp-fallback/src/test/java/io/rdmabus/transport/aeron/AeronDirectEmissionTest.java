@@ -1,12 +1,16 @@
 package io.rdmabus.transport.aeron;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
 import io.rdmabus.Bus;
@@ -18,7 +22,9 @@ import io.rdmabus.codecs.Codecs;
 import io.rdmabus.counters.BusCounters;
 import io.rdmabus.counters.CountersFile;
 import io.rdmabus.counters.CountersFileReader;
+import io.rdmabus.spi.Transport;
 
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -82,6 +88,41 @@ class AeronDirectEmissionTest {
             .expectNext(expected)
             .expectComplete()
             .verify(WAIT);
+    }
+
+    /**
+     * The transport declares {@code receivesOnAgentHost}, so a SHARED bus takes its subscriptions' emitter flag without
+     * an atomic operation (SubscriptionChannel's {@code confined}); that holds only if the Aeron receive agent hands
+     * frames over on the bus's shared thread alone. An in-place handler runs where the transport hands a frame over,
+     * and a copying subscriber where the bus signals it: both must see that one thread.
+     */
+    @Test
+    void framesReachTheSubscriptionsOnlyOnTheSharedThreadAsTheTransportDeclares() {
+        try (Transport raw = fixture.newRawTransport()) {
+            assertTrue(raw.capabilities().receivesOnAgentHost(), "aeron-ipc declares receivesOnAgentHost");
+        }
+        final int n = 2_000;
+        final Topic<String> topic = Topic.of("direct.thread", Codecs.utf8(), Delivery.RELIABLE);
+        final Set<String> handlerThreads = ConcurrentHashMap.newKeySet();
+        final Set<String> onNextThreads = ConcurrentHashMap.newKeySet();
+        final AtomicLong handled = new AtomicLong();
+        final Disposable inPlace = subscriberBus.subscribeInPlace(topic, (buffer, offset, length, header) -> {
+            handlerThreads.add(Thread.currentThread().getName());
+            handled.incrementAndGet();
+        });
+        try {
+            StepVerifier.create(subscriberBus.subscribe(topic).doOnNext(v -> onNextThreads.add(Thread.currentThread().getName())).take(n))
+                .then(() -> publish(topic, n).start())
+                .expectNextCount(n)
+                .expectComplete()
+                .verify(WAIT);
+            Awaitility.await("all " + n + " messages in the in-place handler").atMost(WAIT).until(() -> handled.get() >= n);
+        } finally {
+            inPlace.dispose();
+        }
+        final Set<String> shared = Set.of("rdma-bus-shared-" + subscriberBus.name());
+        assertEquals(shared, handlerThreads, "threads that ran the in-place handler");
+        assertEquals(shared, onNextThreads, "threads that signalled the copying subscriber");
     }
 
     @Test
