@@ -91,10 +91,11 @@ class AeronDirectEmissionTest {
     }
 
     /**
-     * The transport declares {@code receivesOnAgentHost}, so a SHARED bus takes its subscriptions' emitter flag without
-     * an atomic operation (SubscriptionChannel's {@code confined}); that holds only if the Aeron receive agent hands
-     * frames over on the bus's shared thread alone. An in-place handler runs where the transport hands a frame over,
-     * and a copying subscriber where the bus signals it: both must see that one thread.
+     * The transport declares {@code receivesOnAgentHost}, so a SHARED bus emits directly only inside its shared thread's
+     * cycle and takes its subscriptions' emitter flag without an atomic operation (SubscriptionChannel's
+     * {@code confined}). The declaration is true only if the Aeron receive agent hands frames over on that thread alone
+     * (a frame handed over elsewhere would take the ring: slower, never out of order). An in-place handler runs where
+     * the transport hands a frame over, and a copying subscriber where the bus signals it: both must see that one thread.
      */
     @Test
     void framesReachTheSubscriptionsOnlyOnTheSharedThreadAsTheTransportDeclares() {
