@@ -31,6 +31,7 @@ import io.rdmabus.spi.DedicatedAgentHost;
 import io.rdmabus.spi.Discovery;
 import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.Transport;
+import io.rdmabus.spi.TransportCapabilities;
 import io.rdmabus.spi.TransportContext;
 import io.rdmabus.spi.TransportPublication;
 
@@ -202,12 +203,13 @@ public final class DefaultBus implements Bus {
                 sink.error(ex);
                 return;
             }
-            final int maxFrame = transport.capabilities().maxFrameLength(topic.delivery());
+            final TransportCapabilities capabilities = transport.capabilities();
+            final int maxFrame = capabilities.maxFrameLength(topic.delivery());
             // direct emission (SubscriptionChannel.claimForReceive): INVOKER only inside the application's duty cycle;
             // SHARED inside the shared thread's cycle and, unless the transport receives only there, on any receiving
             // thread that refuses blocking (TCP's event loops); DEDICATED never (onNext stays on the delivery thread)
             final boolean fromReceivingThreads = threadingMode == ThreadingMode.SHARED
-                && !transport.capabilities().receivesOnAgentHost();
+                && !capabilities.receivesOnAgentHost();
             final SubscriptionChannel<T> channel = new SubscriptionChannel<>(topic, options, maxFrame,
                 SubscriptionChannel.emitsOnWorker(topic, options) ? emitScheduler.createWorker() : null,
                 threadingMode == ThreadingMode.DEDICATED ? null : delivery, deliveryIdle, fromReceivingThreads);

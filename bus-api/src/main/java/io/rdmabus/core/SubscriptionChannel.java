@@ -546,13 +546,18 @@ final class SubscriptionChannel<T> extends FrameReceiver {
      * time, so a plain store does.
      */
     private void releaseEmitter() {
+        clearEmitterFlag();
+        if (pendingTerminal != null && !terminated) {
+            emitPendingTerminal();
+        }
+    }
+
+    /** Lets the emitter flag go, the plain one or the shared one, whichever this channel takes. */
+    private void clearEmitterFlag() {
         if (confined) {
             emittingInCycle = false;
         } else {
             emitting = 0;
-        }
-        if (pendingTerminal != null && !terminated) {
-            emitPendingTerminal();
         }
     }
 
@@ -580,8 +585,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
                 }
             }
         } finally {
-            emittingInCycle = false; // the last signal: nothing is left to send
-            emitting = 0;
+            clearEmitterFlag(); // the last signal: nothing is left to send
         }
     }
 
