@@ -12,8 +12,9 @@ package io.rdmabus;
  *                            counted once; a frame dropped as a suspect jump that the next frame confirmed is one of them
  * @param droppedBySubscriber messages dropped locally by the slow-consumer policy or a full best-effort ring
  * @param duplicates          frames dropped as duplicates or late (sequence behind the expected one)
- * @param ringCapacity        slots of the subscription's receive ring
- * @param ringFree            free slots now: the credits a reliable transport may grant its publishers
+ * @param ringCapacity        slots of the subscription's receive rings: the transport's, plus, once a publication of the
+ *                            same bus has sent to it over a transport that does not loop back, as many again for those
+ * @param ringFree            free slots of those rings now; a reliable publisher is held back when its ring has none
  */
 public record SubscriptionStats(String topic, long framesReceived, long messagesDelivered, long malformedFrames, long gapMessages,
                                 long droppedBySubscriber, long duplicates, int ringCapacity, long ringFree) {

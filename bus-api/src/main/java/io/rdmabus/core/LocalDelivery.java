@@ -9,9 +9,9 @@ import org.agrona.collections.Object2LongHashMap;
 /**
  * One publication's same-bus loopback ({@link LocalRoutes}): puts each whole message the publication sends into the
  * ring of every subscription of the topic in the same bus, as the transport's receive side would. Owner: the
- * publication's token owner (one thread at a time), so no lock; the rings are multi-producer.
+ * publication's token owner (one thread at a time), so no lock; each subscription's same-bus ring is multi-producer.
  *
- * <p>Per message: {@link #reserve()} claims a slot in every ring before the message goes out; a RELIABLE subscription
+ * <p>Per message: {@link #reserve()} claims a slot in every subscription's same-bus ring before the message goes out; a RELIABLE subscription
  * whose ring is full makes the whole offer {@code BACK_PRESSURED} (nothing sent anywhere, nothing reserved), so a slow
  * same-bus subscriber holds its publisher back exactly as a remote one does, by its ring and nothing more. A
  * BEST_EFFORT subscription with a full ring loses the message: counted as dropped and reported in the
@@ -49,7 +49,7 @@ final class LocalDelivery {
             return PublishStatus.OK;
         }
         for (final SubscriptionChannel<?> channel : channels) {
-            if (isReliable(channel) && !channel.closed && channel.availableCredits() == 0) {
+            if (isReliable(channel) && !channel.closed && channel.localCredits() == 0) {
                 return PublishStatus.BACK_PRESSURED;
             }
         }
@@ -58,9 +58,9 @@ final class LocalDelivery {
         }
         for (int i = 0; i < channels.length; i++) {
             final SubscriptionChannel<?> channel = channels[i];
-            final long slot = channel.closed ? FrameReceiver.NO_ROOM : channel.tryClaim();
+            final long slot = channel.closed ? FrameReceiver.NO_ROOM : channel.tryClaimLocal();
             if (slot == FrameReceiver.NO_ROOM && isReliable(channel) && !channel.closed) {
-                // the transport's receive thread took the last slot since the check above
+                // another publisher of this bus took the last slot since the check above
                 release(channels, i);
                 return PublishStatus.BACK_PRESSURED;
             }
@@ -100,7 +100,7 @@ final class LocalDelivery {
     private void release(final SubscriptionChannel<?>[] channels, final int count) {
         for (int i = 0; i < count; i++) {
             if (slots[i] != FrameReceiver.NO_ROOM) {
-                channels[i].skip(slots[i]);
+                channels[i].skipLocal(slots[i]);
             }
         }
     }

@@ -11,8 +11,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import com.lmax.disruptor.EventPoller;
-import com.lmax.disruptor.InsufficientCapacityException;
-import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.dsl.ProducerType;
 
 import io.rdmabus.BusException;
@@ -49,6 +47,11 @@ import reactor.core.scheduler.Schedulers;
  * subscriptions must keep absorbing while their subscriber is busy, so the agent only fills the policy buffer and a
  * per-subscription worker emits from it.
  *
+ * <p>Two rings ({@link MessageRing}): the transport's, single-producer, which only the transport's receive side fills
+ * (one thread at a time, as {@code SubscriptionSink} promises), so a claim costs no CAS; and, created when the first
+ * same-bus publication sends ({@link LocalDelivery}), one that publishers of this bus fill from any thread. Each
+ * session's messages come through one of them only, so draining them in turn keeps every session's order.
+ *
  * <p>Emitter exclusion ({@link #emitting}): every signal to a back-pressure subscriber (a direct emission, the delivery
  * agent's drain of the ring, the terminal signal) is sent by the one thread that holds the flag, taken with one CAS
  * (per message on the receiving thread, per drain on the agent). Whoever finds it taken does not wait: the receiving
@@ -80,8 +83,10 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final Topic<T> typedTopic;
     private final SubscribeOptions<T> options;
     private final boolean backpressure;
-    private final RingBuffer<FrameEvent> ring;
-    private final EventPoller<FrameEvent> poller;
+    /** The transport's messages: filled by its receive side only (single producer). */
+    private final MessageRing ring;
+    /** Same-bus publishers' messages ({@link LocalDelivery}): multi-producer, created on first use; or null. */
+    private volatile MessageRing localRing;
     /** The delivery agent's host, to tell whether the receiving thread is the delivering one; null: never emit directly. */
     private final HostedAgent deliveryHost;
     /** The delivering thread's idle strategy, to wake when the ring turns non-empty; null: nothing to wake. */
@@ -100,6 +105,8 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     private final EventPoller.Handler<FrameEvent> drainHandler = this::onRingEvent;
     private long deliverBudget;
     private int drainedEvents;
+    /** Which ring a drain takes first, turn about, so neither starves the other. Delivering thread. */
+    private boolean localFirst;
 
     /** Emitter exclusion: 1 while one thread signals the subscriber (see the class comment). */
     @SuppressWarnings("unused") // through EMITTING
@@ -161,9 +168,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         this.typedTopic = topic;
         this.options = options;
         this.backpressure = !emitsOnWorker(topic, options);
-        this.ring = RingBuffer.create(ProducerType.MULTI, FrameEvent::new, options.ringSize(), PolledRingWaitStrategy.INSTANCE);
-        this.poller = ring.newPoller();
-        ring.addGatingSequences(poller.getSequence());
+        this.ring = new MessageRing(ProducerType.SINGLE, options.ringSize(), deliveryWake);
         this.dropOldest = !backpressure && options.policy() == SlowConsumerPolicy.DROP_OLDEST ? new ArrayDeque<>(options.bufferSize()) : null;
         this.conflated = !backpressure && options.policy() == SlowConsumerPolicy.CONFLATE_LATEST ? new LinkedHashMap<>() : null;
         if (!backpressure && emitter == null) {
@@ -181,11 +186,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
 
     @Override
     long tryClaim() {
-        try {
-            return ring.tryNext();
-        } catch (final InsufficientCapacityException ex) {
-            return NO_ROOM;
-        }
+        return ring.tryClaim();
     }
 
     /**
@@ -198,7 +199,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     @Override
     long claimForReceive() {
         final HostedAgent host = deliveryHost;
-        if (host != null && ringEmpty()) {
+        if (host != null && ring.isEmpty()) { // the same-bus ring holds other sessions only: no order to keep with it
             final FluxSink<Received<T>> out = sink;
             if (out != null && !terminated && transportError == null && pendingTerminal == null && out.requestedFromDownstream() > 0
                 && mayEmitOnThisThread(host) && tryAcquireEmitter()) {
@@ -212,8 +213,10 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         return tryClaim();
     }
 
-    private boolean ringEmpty() {
-        return poller.getSequence().get() == ring.getCursor();
+    /** @return true if neither ring holds a message (the emitter's drain has nothing to take) */
+    private boolean ringsEmpty() {
+        final MessageRing local = localRing;
+        return ring.isEmpty() && (local == null || local.isEmpty());
     }
 
     /**
@@ -232,29 +235,47 @@ final class SubscriptionChannel<T> extends FrameReceiver {
             emitDirect(src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
             return;
         }
-        final FrameEvent event = ring.get(slot);
-        event.payload.putBytes(0, src, srcOffset, length);
-        event.length = length;
-        event.sessionId = sessionId;
-        event.sequence = sequence;
-        event.timestampNs = timestampNs;
-        event.lostBefore = lostBefore;
-        final boolean wasEmpty = slot == poller.getSequence().get() + 1;
-        ring.publish(slot);
-        if (wasEmpty && deliveryWake != null) {
-            deliveryWake.wake(); // the first message after the agent caught up: it may be idling in a back-off park
+        ring.publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
+    }
+
+    /** @return the same-bus ring, created on first use (any publisher thread of the bus) */
+    private MessageRing localRing() {
+        final MessageRing local = localRing;
+        return local != null ? local : createLocalRing();
+    }
+
+    private synchronized MessageRing createLocalRing() {
+        if (localRing == null) {
+            localRing = new MessageRing(ProducerType.MULTI, options.ringSize(), deliveryWake);
         }
+        return localRing;
+    }
+
+    /** A same-bus publisher's claim ({@link LocalDelivery}), on its thread: @return a slot of the same-bus ring, or {@link #NO_ROOM} */
+    long tryClaimLocal() {
+        return localRing().tryClaim();
+    }
+
+    /** @return free slots of the same-bus ring (a ring not yet created has all of them) */
+    long localCredits() {
+        final MessageRing local = localRing;
+        return local == null ? options.ringSize() : local.remainingCapacity();
     }
 
     /**
      * A message of a publication of the same bus ({@link LocalDelivery}), on that publisher's thread: into a slot it
-     * claimed with {@link #tryClaim()} (the ring is multi-producer). Counted as one frame received.
+     * claimed with {@link #tryClaimLocal()}. Counted as one frame received.
      */
     void publishLocal(final long slot, final DirectBuffer src, final int srcOffset, final int length, final int sessionId,
                       final long sequence, final long timestampNs, final long lostBefore) {
         localMessages.incrementAndGet();
         localBytes.addAndGet(length);
-        publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
+        localRing.publish(slot, src, srcOffset, length, sessionId, sequence, timestampNs, lostBefore);
+    }
+
+    /** A same-bus slot claimed with {@link #tryClaimLocal()} that carries no message (the publication's offer failed). */
+    void skipLocal(final long slot) {
+        localRing.skip(slot);
     }
 
     /**
@@ -302,8 +323,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
             endDirect();
             return;
         }
-        ring.get(slot).length = -1;
-        ring.publish(slot);
+        ring.skip(slot);
     }
 
     @Override
@@ -350,7 +370,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         }
         int work = 0;
         if (backpressure) {
-            if (out.requestedFromDownstream() <= 0 || ringEmpty()) {
+            if (out.requestedFromDownstream() <= 0 || ringsEmpty()) {
                 return 0;
             }
             if (!tryAcquireEmitter()) {
@@ -405,10 +425,21 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         }
     }
 
+    /** Drains both rings, the one that went second last time first, within {@link #deliverBudget}. */
     private int drainRing() {
         drainedEvents = 0;
         try {
-            poller.poll(drainHandler);
+            final MessageRing local = localRing;
+            if (local == null) {
+                ring.poll(drainHandler);
+            } else {
+                localFirst = !localFirst;
+                final MessageRing first = localFirst ? local : ring;
+                first.poll(drainHandler);
+                if (deliverBudget > 0) {
+                    (first == ring ? local : ring).poll(drainHandler);
+                }
+            }
         } catch (final Exception ex) {
             throw new IllegalStateException("ring drain failed for topic " + topic.name(), ex);
         } finally {
@@ -646,13 +677,25 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         v[4] = gaps.get();
         v[5] = dropped.get();
         v[6] = duplicates.get();
-        v[7] = ring.getBufferSize();
-        v[8] = ring.remainingCapacity();
+        v[7] = ringCapacity();
+        v[8] = ringFree();
         v[9] = sessionsForgotten.get();
     }
 
     SubscriptionStats stats() {
         return new SubscriptionStats(topic.name(), framesReceived.get() + localMessages.get(), delivered.get(), malformed.get(), gaps.get(), dropped.get(),
-            duplicates.get(), ring.getBufferSize(), ring.remainingCapacity());
+            duplicates.get(), ringCapacity(), ringFree());
+    }
+
+    /** @return slots of both rings (the same-bus one once created) */
+    private int ringCapacity() {
+        final MessageRing local = localRing;
+        return ring.capacity() + (local == null ? 0 : local.capacity());
+    }
+
+    /** @return free slots of both rings */
+    private long ringFree() {
+        final MessageRing local = localRing;
+        return ring.remainingCapacity() + (local == null ? 0 : local.remainingCapacity());
     }
 }

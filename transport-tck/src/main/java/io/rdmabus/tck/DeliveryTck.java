@@ -311,6 +311,42 @@ public abstract class DeliveryTck extends HostileFrameTck {
         assertTrue(local.received().stream().allMatch(r -> r.lostBefore() == 0), "loss reported on a reliable topic");
     }
 
+    /**
+     * RELIABLE, one subscription fed at once by two publications of its own bus (two threads) and one of another bus:
+     * every session's values arrive whole, once and in order, under one session id each, with consecutive sequences
+     * and no loss reported. The ring is small (64 slots), so that full rings and held-back publishers are likely on the
+     * way, and the same-bus messages and the transport's wait side by side.
+     */
+    @Test
+    @ScaledTimeout(40)
+    void sameBusAndRemotePublishersTogetherKeepEverySessionWholeAndInOrder() throws InterruptedException {
+        final Bus bus = bus("loop");
+        final Bus remoteBus = bus("remote");
+        final Topic<String> topic = topic("loop-mixed", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(bus, topic, SubscribeOptions.<String>defaults().withRingSize(64));
+        final int n = 2_000;
+        final List<String> sources = List.of("same-a", "same-b", "remote");
+        Flux.fromIterable(sources)
+            .flatMap(source -> (source.equals("remote") ? remoteBus : bus)
+                .publish(topic, Flux.range(0, n).map(i -> source + "-" + i))
+                .subscribeOn(Schedulers.boundedElastic()), sources.size())
+            .then()
+            .block(scaled(Duration.ofSeconds(30)));
+        assertTrue(rec.awaitCount(sources.size() * n, deliveryTimeout), "received " + rec.count() + " of " + sources.size() * n);
+        for (final String source : sources) {
+            final List<Received<String>> got = rec.received().stream().filter(r -> r.value().startsWith(source + "-")).toList();
+            assertEquals(IntStream.range(0, n).mapToObj(i -> source + "-" + i).toList(), got.stream().map(Received::value).toList(),
+                source + ": values or order differ, or duplicates");
+            assertTrue(got.stream().allMatch(r -> r.sessionId() == got.get(0).sessionId() && r.lostBefore() == 0),
+                source + ": more than one session, or loss reported on a reliable topic");
+            for (int i = 1; i < n; i++) {
+                assertEquals(got.get(i - 1).sequence() + 1, got.get(i).sequence(), source + ": sequence gap or duplicate at " + i);
+            }
+        }
+        assertEquals(sources.size() * n, rec.count(), "values of no source, or extra ones");
+        assertNull(rec.error());
+    }
+
     // ------------------------------------------------------------------------------------------------ late join
 
     /**

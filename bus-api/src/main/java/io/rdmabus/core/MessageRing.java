@@ -1,0 +1,87 @@
+package io.rdmabus.core;
+
+import com.lmax.disruptor.EventPoller;
+import com.lmax.disruptor.InsufficientCapacityException;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.dsl.ProducerType;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * One of a subscription's rings of whole messages ({@link SubscriptionChannel}): producers claim a slot, copy a message
+ * into it and publish it; the delivering thread polls. A ring turning non-empty wakes the delivering thread if it idles.
+ *
+ * <p>Producers: a {@link ProducerType#SINGLE single}-producer ring takes one thread at a time (the transport's receive
+ * side, as {@code SubscriptionSink} promises), and claims with plain loads and stores; a
+ * {@link ProducerType#MULTI multi}-producer one takes any threads at once (same-bus publishers) and claims with a CAS
+ * on its cursor. Consumer: the one thread that delivers (the emitter flag's holder, or the delivery agent).
+ */
+final class MessageRing {
+    /** From {@link #tryClaim()}: no room. */
+    static final long NO_ROOM = FrameReceiver.NO_ROOM;
+
+    private final RingBuffer<FrameEvent> ring;
+    private final EventPoller<FrameEvent> poller;
+    /** The delivering thread's idle strategy, woken when a message lands in the empty ring; or null. */
+    private final WakeableIdleStrategy deliveryWake;
+
+    MessageRing(final ProducerType producers, final int size, final WakeableIdleStrategy deliveryWake) {
+        this.ring = RingBuffer.create(producers, FrameEvent::new, size, PolledRingWaitStrategy.INSTANCE);
+        this.poller = ring.newPoller();
+        ring.addGatingSequences(poller.getSequence());
+        this.deliveryWake = deliveryWake;
+    }
+
+    /** @return a slot to fill, or {@link #NO_ROOM} */
+    long tryClaim() {
+        try {
+            return ring.tryNext();
+        } catch (final InsufficientCapacityException ex) {
+            return NO_ROOM;
+        }
+    }
+
+    /** Fills a claimed slot with a message and publishes it; {@code src} is read only during the call. */
+    void publish(final long slot, final DirectBuffer src, final int srcOffset, final int length, final int sessionId, final long sequence,
+                 final long timestampNs, final long lostBefore) {
+        final FrameEvent event = ring.get(slot);
+        event.payload.putBytes(0, src, srcOffset, length);
+        event.length = length;
+        event.sessionId = sessionId;
+        event.sequence = sequence;
+        event.timestampNs = timestampNs;
+        event.lostBefore = lostBefore;
+        final boolean wasEmpty = slot == poller.getSequence().get() + 1;
+        ring.publish(slot);
+        if (wasEmpty && deliveryWake != null) {
+            deliveryWake.wake(); // the first message after the agent caught up: it may be idling in a back-off park
+        }
+    }
+
+    /** Publishes a claimed slot that carries no message; the drain passes over it. */
+    void skip(final long slot) {
+        ring.get(slot).length = -1;
+        ring.publish(slot);
+    }
+
+    /**
+     * @return true if the delivering side has taken everything published; in a multi-producer ring a slot claimed and
+     *     not yet published counts as not empty (the drain then finds nothing to take)
+     */
+    boolean isEmpty() {
+        return poller.getSequence().get() == ring.getCursor();
+    }
+
+    /** Delivering thread: hands the published events to the handler in order, as long as it answers true. */
+    void poll(final EventPoller.Handler<FrameEvent> handler) throws Exception {
+        poller.poll(handler);
+    }
+
+    int capacity() {
+        return ring.getBufferSize();
+    }
+
+    long remainingCapacity() {
+        return ring.remainingCapacity();
+    }
+}
