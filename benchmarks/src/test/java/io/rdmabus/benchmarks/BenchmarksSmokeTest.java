@@ -70,6 +70,15 @@ class BenchmarksSmokeTest {
     }
 
     @Test
+    void handOffProbeMovesMessagesAndRefusesABadRing() {
+        final HandOffProbe probe = new HandOffProbe();
+        assertEquals(0, new CommandLine(probe).execute("--seconds", "1"));
+        assertEquals(1, probe.perSecond().length);
+        assertTrue(probe.perSecond()[0] > 0, "no message moved in a second");
+        assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new HandOffProbe()).execute("--ring", "1000"));
+    }
+
+    @Test
     void badFlagsAreAUsageError() {
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--sections", "carrier-pigeon"));
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--messages", "x"));
