@@ -7,7 +7,9 @@ import org.agrona.DirectBuffer;
  * each one ({@link #BACK_PRESSURE} when it cannot), and where transport faults go.
  *
  * <p>Threading: a transport calls {@link #onFrame} and {@link #onValidatedFrame} for one subscription from one thread at a
- * time.
+ * time, and a call on another thread than the last one's happens after it (a lock, or a hand-over through a
+ * concurrent queue or an agent runner): the bus keeps the subscription's sequence state in plain fields and fills
+ * its ring as that ring's only producer.
  */
 public interface SubscriptionSink {
     /** The frame was consumed (delivered, or counted and dropped). */
