@@ -17,6 +17,10 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 public final class IdleStrategies {
     /** The names {@link #supplier} accepts. */
     public static final String NAMES = "busy-spin, yielding, backoff, sleeping";
+    /** {@code backoff}: empty duty cycles that spin before it yields. */
+    public static final int BACKOFF_MAX_SPINS = 10;
+    /** {@code backoff}: empty duty cycles that yield after the spins, before it parks (1 us, doubling up to 1 ms). */
+    public static final int BACKOFF_MAX_YIELDS = 20;
 
     private IdleStrategies() {
     }
@@ -30,7 +34,8 @@ public final class IdleStrategies {
         return switch (name == null ? "" : name) {
             case "busy-spin" -> BusySpinIdleStrategy::new;
             case "yielding" -> YieldingIdleStrategy::new;
-            case "backoff" -> () -> new BackoffIdleStrategy(10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
+            case "backoff" -> () -> new BackoffIdleStrategy(BACKOFF_MAX_SPINS, BACKOFF_MAX_YIELDS,
+                TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
             case "sleeping" -> () -> new SleepingMillisIdleStrategy(1);
             default -> throw new BusConfigurationException("Unknown idle strategy '" + name + "': use one of " + NAMES);
         };

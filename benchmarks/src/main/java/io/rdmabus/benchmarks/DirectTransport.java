@@ -22,8 +22,10 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * A benchmark-only transport with no medium at all: {@code commit()} hands the frame to every subscribed sink of the
  * topic on the publisher's thread. Buses that share one {@link Medium} reach each other. It isolates the bus's own
- * hot path (frame in, header check, decode, ring, {@code Flux} delivery) from any real transport's cost; a sink that
- * answers BACK_PRESSURE keeps the frame pending and the next {@code tryClaim} retries it, as the SPI requires.
+ * hot path (frame in, header check, decode, ring, {@code Flux} delivery) from any real transport's cost. A sink that
+ * answers BACK_PRESSURE (its ring is full) is offered the frame again, on the publisher's thread, which yields between
+ * tries, until it takes it or the transport closes: this transport has no thread of its own to retry later, and a frame
+ * left pending for the publisher's next offer would never arrive if that offer never came (the benchmark's last one).
  */
 final class DirectTransport implements Transport {
     private static final int MAX_FRAME_BYTES = 64 * 1024;
@@ -80,8 +82,6 @@ final class DirectTransport implements Transport {
         private final List<SubscriptionSink> sinks;
         private final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(MAX_FRAME_BYTES));
         private int length;
-        private int pendingLength = -1; // a committed frame some sink has not taken yet
-        private int pendingFromSink;
         private boolean publicationClosed;
 
         Publication(final List<SubscriptionSink> sinks) {
@@ -96,28 +96,11 @@ final class DirectTransport implements Transport {
             if (frameLength > MAX_FRAME_BYTES) {
                 return TransportStatus.FRAME_TOO_LARGE;
             }
-            if (pendingLength >= 0 && !deliver()) {
-                return TransportStatus.BACK_PRESSURED;
-            }
             if (sinks.isEmpty()) {
                 return TransportStatus.NOT_CONNECTED;
             }
             length = frameLength;
             return TransportStatus.OK;
-        }
-
-        /** @return true once every sink has taken the pending frame */
-        private boolean deliver() {
-            final List<SubscriptionSink> current = sinks;
-            for (int i = pendingFromSink; i < current.size(); i++) {
-                if (current.get(i).onFrame(buffer, 0, pendingLength) == SubscriptionSink.BACK_PRESSURE) {
-                    pendingFromSink = i;
-                    return false;
-                }
-            }
-            pendingLength = -1;
-            pendingFromSink = 0;
-            return true;
         }
 
         @Override
@@ -155,11 +138,15 @@ final class DirectTransport implements Transport {
             return length;
         }
 
+        /** Hands the frame to every sink in turn, each until it takes it (or the transport closes). */
         @Override
         public void commit() {
-            pendingLength = length;
-            pendingFromSink = 0;
-            deliver(); // whatever is not taken now is retried by the next tryClaim
+            final List<SubscriptionSink> current = sinks;
+            for (int i = 0; i < current.size(); i++) {
+                while (current.get(i).onFrame(buffer, 0, length) == SubscriptionSink.BACK_PRESSURE && !closed) {
+                    Thread.yield(); // 2 cores: let the delivering thread drain the ring
+                }
+            }
         }
 
         @Override

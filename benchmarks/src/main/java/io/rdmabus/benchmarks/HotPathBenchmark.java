@@ -1,7 +1,7 @@
 package io.rdmabus.benchmarks;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusException;
@@ -44,6 +44,9 @@ import reactor.core.Disposable;
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
     "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"})
 public class HotPathBenchmark {
+    /** The index of the subscriber's count in {@link #received}. */
+    private static final int COUNT = 8;
+
     /** {@code direct} (no medium, bus only) or a transport name such as {@code aeron-ipc}. */
     @Param({"direct", "aeron-ipc"})
     public String transport;
@@ -66,7 +69,13 @@ public class HotPathBenchmark {
     private BusPublication<byte[]> publication;
     private Disposable subscription;
     private byte[] payload;
-    private final AtomicLong received = new AtomicLong();
+    /**
+     * Messages the subscriber got, written by the delivering thread on every message: element {@link #COUNT} of an
+     * array with 64 bytes on either side of it, so it shares no cache line with anything the publishing thread touches
+     * (a neighbour in the heap, placed by the collector's copying order, would move between the CPUs with it).
+     */
+    private final AtomicLongArray received = new AtomicLongArray(2 * COUNT + 1);
+    /** Messages the publisher got OK for (publishing thread only). */
     private long offered;
 
     /** Starts two buses and a subscriber, waits until connected. */
@@ -83,9 +92,12 @@ public class HotPathBenchmark {
             subscriberBus = buses.newBus("hot-sub");
             publisherBus = buses.newBus("hot-pub");
         }
+        // the subscriber's code reaches the count through a local, not through this object, whose fields the publishing
+        // thread writes ({@code offered}) on every message
+        final AtomicLongArray count = received;
         subscription = "in-place".equals(subscriber)
-            ? subscriberBus.subscribeInPlace(topic, (buffer, offset, length, header) -> received.lazySet(received.get() + 1))
-            : subscriberBus.subscribe(topic).subscribe(v -> received.lazySet(received.get() + 1));
+            ? subscriberBus.subscribeInPlace(topic, (buffer, offset, length, header) -> count.lazySet(COUNT, count.get(COUNT) + 1))
+            : subscriberBus.subscribe(topic).subscribe(v -> count.lazySet(COUNT, count.get(COUNT) + 1));
         publication = publisherBus.publication(topic);
         payload = new byte[sizeBytes];
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
@@ -116,10 +128,10 @@ public class HotPathBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() throws InterruptedException {
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (received.get() < offered && System.nanoTime() < deadlineNs) {
+        while (received.get(COUNT) < offered && System.nanoTime() < deadlineNs) {
             Thread.sleep(1);
         }
-        final long got = received.get();
+        final long got = received.get(COUNT);
         subscription.dispose();
         publication.close();
         if (buses != null) {

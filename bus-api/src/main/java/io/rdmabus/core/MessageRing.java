@@ -9,7 +9,7 @@ import org.agrona.DirectBuffer;
 
 /**
  * One of a subscription's rings of whole messages ({@link SubscriptionChannel}): producers claim a slot, copy a message
- * into it and publish it; the delivering thread polls. A ring turning non-empty wakes the delivering thread if it idles.
+ * into it and publish it; the delivering thread polls. A message published while the delivering thread parks wakes it.
  *
  * <p>Producers: a {@link ProducerType#SINGLE single}-producer ring takes one thread at a time (the transport's receive
  * side, as {@code SubscriptionSink} promises), and claims with plain loads and stores; a
@@ -51,10 +51,9 @@ final class MessageRing {
         event.sequence = sequence;
         event.timestampNs = timestampNs;
         event.lostBefore = lostBefore;
-        final boolean wasEmpty = slot == poller.getSequence().get() + 1;
         ring.publish(slot);
-        if (wasEmpty && deliveryWake != null) {
-            deliveryWake.wake(); // the first message after the agent caught up: it may be idling in a back-off park
+        if (deliveryWake != null) {
+            deliveryWake.wake(); // reads one field, which the delivering thread writes only around its parks
         }
     }
 

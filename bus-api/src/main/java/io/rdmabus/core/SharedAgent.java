@@ -34,7 +34,11 @@ final class SharedAgent implements Agent, AgentHost {
     /** INVOKER: the thread inside a duty cycle, so two threads never run one at once; SHARED: unused. */
     private final AtomicReference<Thread> cycleOwner = new AtomicReference<>();
     private Member[] members = NONE;
-    /** The thread running the current cycle (SHARED: the shared thread), for {@link HostedAgent#onAgentThread()}. */
+    /**
+     * For {@link HostedAgent#onAgentThread()}: {@code INVOKER}, the thread running the current cycle, else null;
+     * {@code SHARED}, the shared thread from its start on, written once (not around every cycle: receiving threads read
+     * it on every frame, and a field the shared thread wrote in every cycle would move between the CPUs each time).
+     */
     private volatile Thread cycleThread;
     private volatile boolean closed;
 
@@ -65,11 +69,13 @@ final class SharedAgent implements Agent, AgentHost {
         if (closed) {
             return 0;
         }
-        final Thread me = Thread.currentThread();
-        if (invoker && !cycleOwner.compareAndSet(null, me)) {
-            return 0; // another thread is inside a cycle
+        if (invoker) {
+            final Thread me = Thread.currentThread();
+            if (!cycleOwner.compareAndSet(null, me)) {
+                return 0; // another thread is inside a cycle
+            }
+            cycleThread = me;
         }
-        cycleThread = me;
         try {
             int work = 0;
             Runnable command;
@@ -91,10 +97,18 @@ final class SharedAgent implements Agent, AgentHost {
             }
             return work;
         } finally {
-            cycleThread = null;
             if (invoker) {
+                cycleThread = null;
                 cycleOwner.set(null);
             }
+        }
+    }
+
+    /** {@code SHARED}: on the shared thread, before its first cycle. */
+    @Override
+    public void onStart() {
+        if (!invoker) {
+            cycleThread = Thread.currentThread();
         }
     }
 

@@ -199,10 +199,11 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     @Override
     long claimForReceive() {
         final HostedAgent host = deliveryHost;
-        if (host != null && ring.isEmpty()) { // the same-bus ring holds other sessions only: no order to keep with it
+        // a thread that may not emit reads nothing the delivering thread writes (the ring's consumer sequence, the demand)
+        if (host != null && mayEmitOnThisThread(host) && ring.isEmpty()) { // the same-bus ring: other sessions, no order to keep
             final FluxSink<Received<T>> out = sink;
             if (out != null && !terminated && transportError == null && pendingTerminal == null && out.requestedFromDownstream() > 0
-                && mayEmitOnThisThread(host) && tryAcquireEmitter()) {
+                && tryAcquireEmitter()) {
                 if (!terminated && out.requestedFromDownstream() > 0) {
                     directEmitter = Thread.currentThread();
                     return DIRECT;

@@ -5,7 +5,11 @@ public interface HostedAgent extends AutoCloseable {
     /** @return true once {@link #close()} ran, or once the host stopped (its thread ended, the bus closed) */
     boolean isClosed();
 
-    /** @return true when the calling thread is running the agent's duty cycle right now (no need to hand work over) */
+    /**
+     * @return true when the calling thread is the one that runs the agent's duty cycles (no need to hand work over): a
+     *     thread of its own or the shared thread, from its start on; in {@code INVOKER} mode, the thread inside a cycle
+     *     right now
+     */
     boolean onAgentThread();
 
     /**

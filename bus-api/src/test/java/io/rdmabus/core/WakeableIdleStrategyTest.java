@@ -1,6 +1,8 @@
 package io.rdmabus.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -8,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.rdmabus.Delivery;
+import io.rdmabus.IdleStrategies;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
 import io.rdmabus.Topic;
@@ -15,7 +18,11 @@ import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.spi.SubscriptionSink;
 
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NoOpIdleStrategy;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -90,6 +97,48 @@ class WakeableIdleStrategyTest {
             runner.close();
         }
         assertEquals(List.of(), errors);
+    }
+
+    /**
+     * The agent's thread announces itself only for its parks: not while the strategy spins or yields, so producers'
+     * {@code wake()} on every message reads a field nobody writes; a waker takes the announcement, the next idle step
+     * of the parking phase makes it again, and work withdraws it.
+     */
+    @Test
+    void theThreadIsAnnouncedOnlyFromTheParkingPhaseOnAndAWakerTakesIt() {
+        final int spinsAndYields = 3;
+        final WakeableIdleStrategy idle = new WakeableIdleStrategy(new NoOpIdleStrategy(), spinsAndYields);
+        final Thread me = Thread.currentThread();
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < spinsAndYields; i++) {
+                idle.idle(0);
+                assertNull(idle.announced(), "empty cycle " + (i + 1) + " of round " + round + " is a spin or a yield: not announced");
+            }
+            idle.idle(0);
+            assertSame(me, idle.announced(), "the first idle step of the parking phase announces the thread");
+            idle.wake();
+            assertNull(idle.announced(), "the waker took the announcement");
+            idle.wake(); // nothing to take: no second unpark
+            idle.idle(0);
+            assertSame(me, idle.announced(), "the next park of the same idle spell announces it again");
+            idle.idle(1);
+            assertNull(idle.announced(), "work withdraws it, and the count of empty cycles starts over");
+        }
+    }
+
+    @Test
+    void eachStrategyIsAnnouncedFromItsFirstPossiblePark() {
+        assertEquals(WakeableIdleStrategy.NEVER, WakeableIdleStrategy.emptyIdlesBeforePark(new BusySpinIdleStrategy()));
+        assertEquals(WakeableIdleStrategy.NEVER, WakeableIdleStrategy.emptyIdlesBeforePark(new YieldingIdleStrategy()));
+        assertEquals(WakeableIdleStrategy.NEVER, WakeableIdleStrategy.emptyIdlesBeforePark(new NoOpIdleStrategy()));
+        assertEquals(0, WakeableIdleStrategy.emptyIdlesBeforePark(new SleepingMillisIdleStrategy(1)));
+        assertEquals(IdleStrategies.BACKOFF_MAX_SPINS + IdleStrategies.BACKOFF_MAX_YIELDS,
+            WakeableIdleStrategy.emptyIdlesBeforePark(IdleStrategies.supplier("backoff").get()));
+        final WakeableIdleStrategy spinning = new WakeableIdleStrategy(new NoOpIdleStrategy(), WakeableIdleStrategy.NEVER);
+        for (int i = 0; i < 1_000; i++) {
+            spinning.idle(0);
+        }
+        assertNull(spinning.announced(), "a strategy that never parks is never announced");
     }
 
     private static void awaitParked(final Thread thread) {
