@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.SleepingMillisIdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
@@ -39,5 +40,15 @@ public final class IdleStrategies {
             case "sleeping" -> () -> new SleepingMillisIdleStrategy(1);
             default -> throw new BusConfigurationException("Unknown idle strategy '" + name + "': use one of " + NAMES);
         };
+    }
+
+    /**
+     * @param strategy an agent's idle strategy
+     * @return true if it never gives up its CPU to park or sleep ({@code busy-spin}, {@code yielding}, Agrona's no-op):
+     *     a thread idling on it needs no wake-up, and keeps a core busy
+     */
+    public static boolean neverParks(final IdleStrategy strategy) {
+        return strategy instanceof BusySpinIdleStrategy || strategy instanceof YieldingIdleStrategy
+            || strategy instanceof NoOpIdleStrategy;
     }
 }

@@ -43,6 +43,10 @@ class TopicTest {
         for (final String name : IdleStrategies.NAMES.split(", ")) {
             IdleStrategies.supplier(name).get().idle(0);
         }
+        assertTrue(IdleStrategies.neverParks(IdleStrategies.supplier("busy-spin").get()));
+        assertTrue(IdleStrategies.neverParks(IdleStrategies.supplier("yielding").get()));
+        assertFalse(IdleStrategies.neverParks(IdleStrategies.supplier("backoff").get()));
+        assertFalse(IdleStrategies.neverParks(IdleStrategies.supplier("sleeping").get()));
     }
 
     @Test

@@ -93,7 +93,7 @@ public class HotPathBenchmark {
             publisherBus = buses.newBus("hot-pub");
         }
         // the subscriber's code reaches the count through a local, not through this object, whose fields the publishing
-        // thread writes ({@code offered}) on every message
+        // thread writes (offered) on every message
         final AtomicLongArray count = received;
         subscription = "in-place".equals(subscriber)
             ? subscriberBus.subscribeInPlace(topic, (buffer, offset, length, header) -> count.lazySet(COUNT, count.get(COUNT) + 1))

@@ -7,10 +7,7 @@ import java.util.concurrent.locks.LockSupport;
 import io.rdmabus.IdleStrategies;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.NoOpIdleStrategy;
-import org.agrona.concurrent.YieldingIdleStrategy;
 
 /**
  * The idle strategy of the thread that runs the bus's delivery agent (the shared thread, or in {@code DEDICATED} mode
@@ -78,7 +75,7 @@ final class WakeableIdleStrategy implements IdleStrategy {
      *     and 0 (it may park at once) for any other
      */
     static int emptyIdlesBeforePark(final IdleStrategy strategy) {
-        if (strategy instanceof BusySpinIdleStrategy || strategy instanceof YieldingIdleStrategy || strategy instanceof NoOpIdleStrategy) {
+        if (IdleStrategies.neverParks(strategy)) {
             return NEVER;
         }
         if (strategy instanceof BackoffIdleStrategy) {

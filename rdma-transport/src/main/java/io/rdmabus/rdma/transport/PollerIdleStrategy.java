@@ -1,9 +1,8 @@
 package io.rdmabus.rdma.transport;
 
-import org.agrona.concurrent.BusySpinIdleStrategy;
+import io.rdmabus.IdleStrategies;
+
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.NoOpIdleStrategy;
-import org.agrona.concurrent.YieldingIdleStrategy;
 
 /**
  * The completion poller's idle strategy. With a spinning strategy configured (busy-spin, yielding, no-op) it is that
@@ -41,9 +40,7 @@ final class PollerIdleStrategy implements IdleStrategy {
      * @param yieldWindowNs  how long after the last work the poller yields instead of sleeping
      */
     PollerIdleStrategy(final IdleStrategy configured, final Sleeper sleeper, final long sleepTimeoutMs, final long yieldWindowNs) {
-        boolean spin = configured instanceof BusySpinIdleStrategy || configured instanceof YieldingIdleStrategy
-                || configured instanceof NoOpIdleStrategy;
-        this.spinning = spin ? configured : null;
+        this.spinning = IdleStrategies.neverParks(configured) ? configured : null;
         this.sleeper = sleeper;
         this.sleepTimeoutMs = sleepTimeoutMs;
         this.yieldWindowNs = yieldWindowNs;
