@@ -2,11 +2,8 @@ package io.rdmabus.transport.tcp;
 
 import java.io.IOException;
 import java.net.SocketAddress;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 import javax.net.ssl.SSLException;
@@ -46,9 +43,9 @@ import org.slf4j.LoggerFactory;
  * bytes are given back in CREDIT messages as the subscriptions take frames. A peer that sends past its credit is a
  * protocol error.
  *
- * <p>Writing goes through a lock-free queue drained on the event loop in batches (one flush per batch), bounded in
- * bytes by {@link TcpTransportConfig#outboundBufferBytes()} as checked by publishers; the queue is not drained while
- * Netty's channel is unwritable, so a peer that stops reading back-pressures the queue.
+ * <p>Writing goes through {@link ConnectionOutbound}: publishers write DATA in place into its ring, the event loop
+ * copies it out in batches (one flush per batch); the ring is not drained while Netty's channel is unwritable, so a
+ * peer that stops reading back-pressures its publishers.
  */
 final class PeerConnection extends ChannelDuplexHandler {
     private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
@@ -66,15 +63,9 @@ final class PeerConnection extends ChannelDuplexHandler {
     private Channel channel;
     private EventLoop loop;
 
-    // ---- outbound, any thread
-    private final ConcurrentLinkedQueue<ByteBuf> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicLong queuedBytes = new AtomicLong();
-    private final AtomicLong enqueued = new AtomicLong();
-    private final AtomicBoolean drainScheduled = new AtomicBoolean();
-    private final Runnable drainTask = () -> drain(false);
-    private volatile long written;
+    /** What this connection sends (publishers claim DATA in its ring; the event loop writes). */
+    final ConnectionOutbound outbound;
     private volatile boolean inactive;
-    private long drained; // event loop only
 
     // ---- inbound, event loop only
     private ByteBuf cumulation;
@@ -113,6 +104,7 @@ final class PeerConnection extends ChannelDuplexHandler {
         this.seed = seed;
         this.maxFrameBytes = transport.config().maxFrameBytes();
         this.maxMessageLength = TcpProtocol.maxMessageLength(maxFrameBytes);
+        this.outbound = new ConnectionOutbound(this::countOut, ConnectionOutbound.capacityFor(transport.config().outboundBufferBytes(), maxFrameBytes));
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -122,6 +114,7 @@ final class PeerConnection extends ChannelDuplexHandler {
         this.ctx = context;
         this.channel = context.channel();
         this.loop = channel.eventLoop();
+        outbound.attach(context);
         transport.onChannelAdded(this);
         channel.closeFuture().addListener(future -> transport.onChannelGone(this));
     }
@@ -240,7 +233,7 @@ final class PeerConnection extends ChannelDuplexHandler {
         if (inboundTopics != null) {
             inboundTopics.releaseAll();
         }
-        releaseQueued();
+        outbound.close();
         remoteTopics.forEach((topicId, subscriber) -> transport.removeRemoteSubscriber(topicId, subscriber));
         remoteTopics.clear();
         transport.onConnectionClosed(this);
@@ -279,7 +272,7 @@ final class PeerConnection extends ChannelDuplexHandler {
         }
         try {
             loop.execute(() -> {
-                drain(true);
+                outbound.drain(true);
                 ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             });
         } catch (final RejectedExecutionException ex) {
@@ -320,84 +313,22 @@ final class PeerConnection extends ChannelDuplexHandler {
 
     /** @return bytes queued but not yet handed to the socket layer */
     long queuedBytes() {
-        return queuedBytes.get();
-    }
-
-    /** @return messages ever queued on this connection */
-    long enqueuedCount() {
-        return enqueued.get();
-    }
-
-    /** @return messages ever written to the socket */
-    long writtenCount() {
-        return written;
+        return outbound.queuedBytes();
     }
 
     /**
-     * Queues a message (any thread); takes ownership of {@code message}.
+     * Queues a control message (any thread); takes ownership of {@code message}.
      *
      * @param message a whole wire message (length prefix included)
      */
     void send(final ByteBuf message) {
-        if (inactive) {
-            message.release();
-            return;
-        }
-        queuedBytes.addAndGet(message.readableBytes());
-        enqueued.incrementAndGet();
-        queue.offer(message);
-        if (inactive) {
-            releaseQueued(); // raced with channelInactive: nobody will drain
-            return;
-        }
-        if (drainScheduled.compareAndSet(false, true)) {
-            try {
-                loop.execute(drainTask);
-            } catch (final RejectedExecutionException ex) {
-                releaseQueued();
-            }
-        }
-    }
-
-    private void drain(final boolean ignoreWritability) {
-        drainScheduled.set(false);
-        if (inactive || !channel.isActive()) {
-            releaseQueued();
-            return;
-        }
-        int count = 0;
-        while (ignoreWritability || channel.isWritable()) {
-            final ByteBuf message = queue.poll();
-            if (message == null) {
-                break;
-            }
-            queuedBytes.addAndGet(-message.readableBytes());
-            if (message.getUnsignedByte(message.readerIndex() + TcpProtocol.LENGTH_FIELD) == TcpProtocol.TYPE_DATA) {
-                countOnLoop(TcpConnectionCounter.MESSAGES_OUT, 1);
-                countOnLoop(TcpConnectionCounter.BYTES_OUT, message.readableBytes() - TcpProtocol.DATA_HEADER);
-            }
-            ctx.write(message, ctx.voidPromise());
-            count++;
-        }
-        if (count > 0) {
-            drained += count;
-            final long mark = drained;
-            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(future -> written = mark);
-        }
-    }
-
-    private void releaseQueued() {
-        ByteBuf message;
-        while ((message = queue.poll()) != null) {
-            queuedBytes.addAndGet(-message.readableBytes());
-            message.release();
-        }
+        outbound.send(message);
     }
 
     @Override
     public void channelWritabilityChanged(final ChannelHandlerContext context) {
         if (channel.isWritable()) {
-            drain(false);
+            outbound.drain(false);
         }
         context.fireChannelWritabilityChanged();
     }
@@ -694,6 +625,12 @@ final class PeerConnection extends ChannelDuplexHandler {
     /** Adds to a counter whose only writer is the event loop (a plain read and a release write). */
     private void countOnLoop(final TcpConnectionCounter counter, final long delta) {
         counters.setRelease(counter.id(), counters.getPlain(counter.id()) + delta);
+    }
+
+    /** DATA messages handed to the socket (the event loop). */
+    private void countOut(final int messages, final long frameBytes) {
+        countOnLoop(TcpConnectionCounter.MESSAGES_OUT, messages);
+        countOnLoop(TcpConnectionCounter.BYTES_OUT, frameBytes);
     }
 
     /** A best-effort frame was not queued to this peer (a publisher thread; atomic: several may drop at once). */

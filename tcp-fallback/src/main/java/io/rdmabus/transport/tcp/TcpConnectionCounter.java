@@ -15,7 +15,7 @@ enum TcpConnectionCounter implements CounterDescriptor {
     BYTES_OUT("bytesOut", "event loop", "the frame bytes of messagesOut"),
     DROPS("drops", "publisher threads, atomically (only when dropping)",
         "best-effort frames not queued to this peer because its outbound queue was over tcp.outbound.buffer.bytes"),
-    QUEUED_BYTES("queuedBytes", "publishers add, the event loop subtracts (a gauge)", "bytes queued to this peer, not yet handed to the socket"),
+    QUEUED_BYTES("queuedBytes", "publishers claim, the event loop frees (a gauge)", "bytes queued to this peer, not yet handed to the socket"),
     RECONNECTS("reconnects", "event loop, once at the handshake",
         "connections to this peer node (its node id) this transport had before this one: 0 for the first");
 

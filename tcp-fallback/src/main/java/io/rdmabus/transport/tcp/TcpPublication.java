@@ -1,11 +1,9 @@
 package io.rdmabus.transport.tcp;
 
-import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.rdmabus.Delivery;
 import io.rdmabus.spi.FrameClaim;
 import io.rdmabus.spi.TopicDescriptor;
@@ -13,36 +11,45 @@ import io.rdmabus.spi.TransportPublication;
 import io.rdmabus.spi.TransportStatus;
 
 import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Sending side of one topic: the claim is a pooled Netty buffer with room for the wire header, so the bus encodes
- * straight into the bytes that go to the socket; commit queues it (a retained duplicate per peer) on every
- * connection whose peer subscribed the topic.
+ * Sending side of one topic: the claim is a DATA message claimed in the outbound ring of every connection whose peer
+ * subscribed the topic ({@link ConnectionOutbound}); the bus encodes straight into the first of them, and commit copies
+ * the message into the others and commits them all. No buffer or queue node is allocated per message.
  *
- * <p>RELIABLE: {@link #tryClaim} answers {@link TransportStatus#BACK_PRESSURED} while any subscribed peer's queue is
+ * <p>RELIABLE: {@link #tryClaim} answers {@link TransportStatus#BACK_PRESSURED} while any subscribed peer's ring is
  * full or its credit for this topic is used up (the slowest subscriber of this topic paces the publisher; nothing is
  * dropped; other topics are not held up: {@link TcpProtocol}, CREDIT); the claim reserves the frame's credit at every
  * subscriber, and an aborted claim gives it back. BEST_EFFORT: never back-pressured; a frame is dropped (and counted)
- * for each peer whose queue is full or, if it subscribed the topic reliable, whose credit is used up, so that
- * subscriber sees a sequence gap.
+ * for each peer whose ring is full or, if it subscribed the topic reliable, whose credit is used up, so that
+ * subscriber sees a sequence gap. A peer whose connection closed gets nothing, in both.
  *
  * <p>Owner: one publishing thread at a time (the bus's single-writer publication).
  */
 final class TcpPublication implements TransportPublication, FrameClaim {
+    /** A subscriber whose connection is closed: it gets nothing. */
+    private static final int GONE = -1;
+    /** A subscriber without room (ring or credit). */
+    private static final int FULL = -2;
     private final TcpTransport transport;
     private final TcpTransport.TopicOut out;
     private final int topicId;
     private final boolean reliable;
     private final int maxFrameLength;
-    private final long outboundLimitBytes;
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
-    private ByteBuf pending;
+    /** The subscribers of the pending claim, or null when there is none. */
+    private RemoteSubscriber[] claimed;
+    /** Per subscriber of the pending claim: the message's index in its connection's ring, {@link #GONE} or {@link #FULL}. */
+    private int[] claims = new int[1];
+    /** Which subscriber's ring the bus encodes into; -1: {@link #scratch}. */
+    private int primary;
     private int pendingLength;
-    /** RELIABLE: the subscribers whose credit the pending claim reserved. */
-    private RemoteSubscriber[] reserved;
+    /** Where a frame that no peer has room for is encoded before it is dropped. */
+    private UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
     private volatile boolean closed;
 
     TcpPublication(final TcpTransport transport, final TcpTransport.TopicOut out, final TopicDescriptor topic, final int maxFrameLength) {
@@ -51,7 +58,6 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         this.topicId = topic.topicId();
         this.reliable = topic.delivery() == Delivery.RELIABLE;
         this.maxFrameLength = maxFrameLength;
-        this.outboundLimitBytes = transport.config().outboundBufferBytes();
     }
 
     @Override
@@ -68,41 +74,77 @@ final class TcpPublication implements TransportPublication, FrameClaim {
             return TransportStatus.NOT_CONNECTED;
         }
         final int wireLength = TcpProtocol.DATA_HEADER + frameLength;
-        if (reliable && !reserve(targets, wireLength)) {
-            return TransportStatus.BACK_PRESSURED;
+        if (claims.length < targets.length) {
+            claims = new int[targets.length];
         }
-        final ByteBuf buf = ByteBufAllocator.DEFAULT.directBuffer(wireLength, wireLength);
-        buf.writeIntLE(1 + 4 + frameLength).writeByte(TcpProtocol.TYPE_DATA).writeIntLE(topicId);
-        if (buf.hasMemoryAddress()) {
-            view.wrap(buf.memoryAddress() + TcpProtocol.DATA_HEADER, frameLength);
-        } else {
-            final ByteBuffer nio = buf.internalNioBuffer(TcpProtocol.DATA_HEADER, frameLength);
-            view.wrap(nio, nio.position(), frameLength);
+        int primary = -1;
+        for (int i = 0; i < targets.length; i++) {
+            final int index = claimAt(targets[i], wireLength);
+            claims[i] = index;
+            if (index == FULL && reliable) {
+                rollBack(targets, i, wireLength);
+                return TransportStatus.BACK_PRESSURED;
+            }
+            if (index >= 0 && primary < 0) {
+                primary = i;
+            }
         }
-        pending = buf;
+        final AtomicBuffer into;
+        final int at;
+        if (primary >= 0) {
+            into = targets[primary].connection.outbound.buffer();
+            at = claims[primary];
+        } else { // every peer is gone or (best effort) full: encoded, then dropped at commit
+            if (scratch.capacity() < wireLength) {
+                scratch = new UnsafeBuffer(new byte[wireLength]);
+            }
+            into = scratch;
+            at = 0;
+        }
+        into.putInt(at, 1 + 4 + frameLength, ByteOrder.LITTLE_ENDIAN);
+        into.putByte(at + TcpProtocol.LENGTH_FIELD, (byte) TcpProtocol.TYPE_DATA);
+        into.putInt(at + TcpProtocol.LENGTH_FIELD + 1, topicId, ByteOrder.LITTLE_ENDIAN);
+        view.wrap(into, at + TcpProtocol.DATA_HEADER, frameLength);
+        claimed = targets;
+        this.primary = primary;
         pendingLength = frameLength;
         return TransportStatus.OK;
     }
 
-    /** @return true if every subscriber had queue room and (if it subscribed reliable) credit, now reserved */
-    private boolean reserve(final RemoteSubscriber[] targets, final int wireLength) {
-        for (final RemoteSubscriber target : targets) {
-            if (target.connection.queuedBytes() + wireLength > outboundLimitBytes) {
-                return false;
-            }
+    /**
+     * Takes a subscriber's credit (if it subscribed reliable) and room in its connection's ring for one message.
+     *
+     * @return the message's index in the connection's ring; {@link #GONE} if the connection is closed (it gets nothing, as
+     *         a closed socket would); {@link #FULL} if the ring or the credit had no room
+     */
+    private static int claimAt(final RemoteSubscriber target, final int wireLength) {
+        final PeerConnection connection = target.connection;
+        if (connection.isInactive()) {
+            return GONE;
         }
-        for (int i = 0; i < targets.length; i++) {
-            if (targets[i].reliable && !targets[i].tryReserve(wireLength)) {
-                for (int j = 0; j < i; j++) {
-                    if (targets[j].reliable) {
-                        targets[j].refund(wireLength);
-                    }
+        if (target.reliable && !target.tryReserve(wireLength)) {
+            return FULL;
+        }
+        final int index = connection.outbound.tryClaim(wireLength);
+        if (index < 0) {
+            if (target.reliable) {
+                target.refund(wireLength);
+            }
+            return FULL;
+        }
+        return index;
+    }
+
+    /** Gives back the claims (and credit) taken for {@code targets[0..count)}. */
+    private void rollBack(final RemoteSubscriber[] targets, final int count, final int wireLength) {
+        for (int i = 0; i < count; i++) {
+            if (claims[i] >= 0) {
+                targets[i].connection.outbound.abort(claims[i]);
+                if (targets[i].reliable) {
+                    targets[i].refund(wireLength);
                 }
-                return false;
             }
         }
-        reserved = targets;
-        return true;
     }
 
     @Override
@@ -125,52 +167,39 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         return pendingLength;
     }
 
+    /** Copies the message from the ring it was encoded in to every other claimed ring, then commits them, that one last. */
     @Override
     public void commit() {
-        final ByteBuf buf = pending;
-        if (buf == null) {
+        final RemoteSubscriber[] targets = claimed;
+        if (targets == null) {
             return;
         }
-        pending = null;
+        claimed = null;
         final int wireLength = TcpProtocol.DATA_HEADER + pendingLength;
-        buf.writerIndex(wireLength);
-        if (reliable) {
-            final RemoteSubscriber[] targets = reserved;
-            reserved = null;
-            final int last = targets.length - 1; // tryClaim reserved for at least one subscriber
-            for (int i = 0; i < last; i++) {
-                targets[i].connection.send(buf.retainedDuplicate());
-            }
-            targets[last].connection.send(buf); // the last takes the buffer itself: one duplicate and its count fewer
-            return;
-        }
-        for (final RemoteSubscriber target : out.subscribers) {
-            if (target.connection.queuedBytes() + wireLength > outboundLimitBytes || target.reliable && !target.tryReserve(wireLength)) {
+        final AtomicBuffer from = primary >= 0 ? targets[primary].connection.outbound.buffer() : null;
+        final int fromIndex = primary >= 0 ? claims[primary] : 0;
+        for (int i = 0; i < targets.length; i++) {
+            final int index = claims[i];
+            if (index == FULL) { // best effort only: a reliable claim was refused whole
                 transport.onBestEffortDrop();
-                target.connection.onDrop();
-                continue;
+                targets[i].connection.onDrop();
+            } else if (index >= 0 && i != primary) {
+                final ConnectionOutbound outbound = targets[i].connection.outbound;
+                outbound.buffer().putBytes(index, from, fromIndex, wireLength);
+                outbound.commit(index);
             }
-            target.connection.send(buf.retainedDuplicate());
         }
-        buf.release();
+        if (primary >= 0) {
+            targets[primary].connection.outbound.commit(fromIndex);
+        }
     }
 
     @Override
     public void abort() {
-        final ByteBuf buf = pending;
-        if (buf != null) {
-            pending = null;
-            final RemoteSubscriber[] targets = reserved;
-            if (targets != null) {
-                reserved = null;
-                final int wireLength = TcpProtocol.DATA_HEADER + pendingLength;
-                for (final RemoteSubscriber target : targets) {
-                    if (target.reliable) {
-                        target.refund(wireLength);
-                    }
-                }
-            }
-            buf.release();
+        final RemoteSubscriber[] targets = claimed;
+        if (targets != null) {
+            claimed = null;
+            rollBack(targets, targets.length, TcpProtocol.DATA_HEADER + pendingLength);
         }
     }
 
@@ -205,12 +234,12 @@ final class TcpPublication implements TransportPublication, FrameClaim {
         final RemoteSubscriber[] targets = out.subscribers;
         final long[] marks = new long[targets.length];
         for (int i = 0; i < targets.length; i++) {
-            marks[i] = targets[i].connection.enqueuedCount();
+            marks[i] = targets[i].connection.outbound.claimedPosition();
         }
         final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lingerMs);
         for (int i = 0; i < targets.length; i++) {
             final PeerConnection connection = targets[i].connection;
-            while (!connection.isInactive() && connection.writtenCount() < marks[i] && System.nanoTime() < deadlineNs) {
+            while (!connection.isInactive() && connection.outbound.writtenPosition() < marks[i] && System.nanoTime() < deadlineNs) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
             }
         }

@@ -18,7 +18,8 @@ import io.rdmabus.spi.BusSecret;
  * @param reconnectMaxMs        cap of the exponential retry delay
  * @param maxFrameBytes         largest frame (bus header included) carried in one piece, for both deliveries
  * @param outboundBufferBytes   per-connection bytes queued for sending before a reliable publication is back-pressured
- *                              (best-effort frames are dropped instead)
+ *                              (best-effort frames are dropped instead); the connection's outbound ring, allocated when it
+ *                              opens, is this rounded up to a power of two and to at least eight of the largest messages
  * @param topicWindowBytes      per reliable topic and peer: bytes a publisher may have sent to this node and not yet seen
  *                              taken by its subscriptions ({@value #TOPIC_WINDOW_BYTES}); bounds what this node queues for
  *                              a topic whose subscriber is slow, while other topics go on
@@ -77,6 +78,8 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
     public static final int MIN_FRAME_BYTES = 64;
     /** Largest accepted {@link #MAX_FRAME_BYTES}. */
     public static final int MAX_FRAME_BYTES_LIMIT = 16 * 1024 * 1024;
+    /** The largest {@value #OUTBOUND_BUFFER_BYTES}: a connection's outbound ring is at most 1 GiB. */
+    public static final long MAX_OUTBOUND_BUFFER_BYTES = 1L << 30;
 
     /** Validates. */
     public TcpTransportConfig {
@@ -91,6 +94,10 @@ public record TcpTransportConfig(String bindHost, int bindPort, long reconnectMi
         if (outboundBufferBytes < 2L * maxFrameBytes) {
             throw new BusConfigurationException(OUTBOUND_BUFFER_BYTES + "=" + outboundBufferBytes + " must hold at least two frames (>= "
                 + 2L * maxFrameBytes + " with " + MAX_FRAME_BYTES + "=" + maxFrameBytes + ")");
+        }
+        if (outboundBufferBytes > MAX_OUTBOUND_BUFFER_BYTES) {
+            throw new BusConfigurationException(OUTBOUND_BUFFER_BYTES + "=" + outboundBufferBytes + " is above " + MAX_OUTBOUND_BUFFER_BYTES
+                + " (each connection allocates its outbound ring up front)");
         }
         if (topicWindowBytes < 2L * (maxFrameBytes + TcpProtocol.DATA_HEADER)) {
             throw new BusConfigurationException(TOPIC_WINDOW_BYTES + "=" + topicWindowBytes + " must hold at least two frames (>= "

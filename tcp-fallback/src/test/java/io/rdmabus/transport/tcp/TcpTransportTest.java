@@ -95,6 +95,8 @@ class TcpTransportTest {
         final List<Long> sequences = new CopyOnWriteArrayList<>();
         volatile boolean refuse;
         final AtomicInteger refusals = new AtomicInteger();
+        /** Frames whose payload was not every byte the sequence's low byte ({@link #offerFilled}). */
+        final AtomicInteger corrupt = new AtomicInteger();
 
         @Override
         public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
@@ -102,7 +104,14 @@ class TcpTransportTest {
                 refusals.incrementAndGet();
                 return BACK_PRESSURE;
             }
-            sequences.add(FrameHeader.sequence(buffer, offset));
+            final long sequence = FrameHeader.sequence(buffer, offset);
+            for (int i = offset + FrameHeader.LENGTH; i < offset + length; i++) {
+                if (buffer.getByte(i) != (byte) sequence) {
+                    corrupt.incrementAndGet();
+                    break;
+                }
+            }
+            sequences.add(sequence);
             return CONTINUE;
         }
 
@@ -122,6 +131,19 @@ class TcpTransportTest {
             final var claim = pub.claim();
             FrameHeader.write(claim.buffer(), claim.offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + payloadLength, 7, 1,
                 sequence, 0);
+            claim.commit();
+        }
+        return status;
+    }
+
+    /** As {@link #offer}, with every payload byte the sequence's low byte (what {@link RecordingSink} checks). */
+    static int offerFilled(final TransportPublication pub, final long sequence, final int payloadLength) {
+        final int status = pub.tryClaim(FrameHeader.LENGTH + payloadLength);
+        if (status == TransportStatus.OK) {
+            final var claim = pub.claim();
+            FrameHeader.write(claim.buffer(), claim.offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + payloadLength, 7, 1,
+                sequence, 0);
+            claim.buffer().setMemory(claim.offset() + FrameHeader.LENGTH, payloadLength, (byte) sequence);
             claim.commit();
         }
         return status;
@@ -351,6 +373,58 @@ class TcpTransportTest {
         // what was kept arrives; the dropped ones show as a gap in the sequence
         await("kept frames delivered", () -> !sink.sequences.isEmpty()
             && sink.sequences.size() + client.bestEffortDrops() + server.bestEffortDrops() == taken);
+    }
+
+    @Test
+    void aPeerThatStopsReadingLosesBestEffortFramesWhileAnotherPeerGetsEveryOne() throws Exception {
+        final TopicDescriptor topic = new TopicDescriptor("be2", 11, Delivery.BEST_EFFORT, 1024);
+        final TcpTransport publisher = transport(uniqueName("pub"), Map.of(TcpTransportConfig.OUTBOUND_BUFFER_BYTES, "262144"), List.of());
+        final TransportPublication pub = publisher.addPublication(topic);
+        try (Socket stalled = new Socket()) {
+            stalled.setReceiveBufferSize(4096);
+            stalled.connect(new InetSocketAddress("127.0.0.1", publisher.boundAddress().getPort()));
+            final OutputStream out = stalled.getOutputStream();
+            out.write(hello(TcpProtocol.VERSION, publisher.config().maxFrameBytes()));
+            final io.netty.buffer.ByteBuf subscribe = TcpProtocol.subscribe(io.netty.buffer.Unpooled.buffer().alloc(), topic.topicId(), false, 0,
+                topic.name());
+            out.write(io.netty.buffer.ByteBufUtil.getBytes(subscribe));
+            subscribe.release();
+            out.flush();
+            await("the stalled peer subscribed", pub::isConnected); // it never reads from here on
+
+            // the second subscribing node: frames are claimed in the stalled peer's ring first while it has room, and
+            // copied into this one's; once that ring is full they are encoded straight into this one's
+            final RecordingSink sink = new RecordingSink();
+            final TcpTransport subscriber = transport(uniqueName("sub"), Map.of(), List.of(publisher.boundEndpoint()));
+            subscriber.addSubscription(topic, sink);
+            final int payload = Math.min(8192, pub.maxFrameLength() - FrameHeader.LENGTH);
+            long sequence = 0;
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (sink.sequences.isEmpty()) { // until the second node's SUBSCRIBE arrived: frames before it go to the stalled peer only
+                assertEquals(TransportStatus.OK, offerFilled(pub, sequence++, payload));
+                Thread.sleep(1);
+                assertTrue(System.nanoTime() < deadline, "the second subscriber got no frame in 30 s");
+            }
+            final long first = sink.sequences.get(0);
+            while (publisher.bestEffortDrops() < 50) {
+                assertEquals(TransportStatus.OK, offerFilled(pub, sequence++, payload), "best effort is never back-pressured");
+                final long sent = sequence - first;
+                while (sink.sequences.size() < sent) { // one frame at a time: this subscriber's ring never fills
+                    assertTrue(System.nanoTime() < deadline, "the second subscriber has " + sink.sequences.size() + " of " + sent
+                        + " frames after 30 s");
+                    Thread.onSpinWait();
+                }
+                assertTrue(System.nanoTime() < deadline, "fewer than 50 drops to the stalled peer after " + sent + " frames in 30 s: "
+                    + publisher.bestEffortDrops());
+            }
+            for (int i = 0; i < sink.sequences.size(); i++) {
+                assertEquals(first + i, sink.sequences.get(i), "the reading peer gets every frame, in order");
+            }
+            assertEquals(0, sink.corrupt.get(), "frames whose payload is not what was published");
+            final long stalledDrops = publisher.connections().stream().filter(c -> c.peer().endsWith("(raw)"))
+                .mapToLong(c -> c.counters().get(TcpConnectionCounter.DROPS.counterName())).sum();
+            assertEquals(publisher.bestEffortDrops(), stalledDrops, "every drop was the stalled peer's");
+        }
     }
 
     @Test
