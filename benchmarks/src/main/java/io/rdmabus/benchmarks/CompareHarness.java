@@ -47,6 +47,9 @@ public final class CompareHarness implements Callable<Integer> {
     List<String> sections;
     @Option(names = "--fanout", split = ",", defaultValue = "1,2,4,8", description = "subscriber counts (default: ${DEFAULT-VALUE})")
     List<Integer> fanOut;
+    @Option(names = "--fanout-transport", defaultValue = "aeron-ipc",
+        description = "the fan-out section's transport: aeron-ipc (one shared log) or tcp (one connection per subscriber bus) (default: ${DEFAULT-VALUE})")
+    String fanOutTransport;
     @Option(names = "--threading", defaultValue = "SHARED",
         description = "the buses' threading mode: DEDICATED, SHARED or INVOKER (the publishing thread drives the publisher's bus, "
             + "a thread of the harness the subscriber's) (default: ${DEFAULT-VALUE})")
@@ -205,7 +208,7 @@ public final class CompareHarness implements Callable<Integer> {
     }
 
     private void fanOut() {
-        System.out.printf("%n## fan-out over aeron-ipc, %d B, reliable (load before: %s)%n", sizes.get(0), loadAverage());
+        System.out.printf("%n## fan-out over %s, %d B, reliable (load before: %s)%n", fanOutTransport, sizes.get(0), loadAverage());
         System.out.println("| subscribers | publisher CPU ns/msg | wall ns/msg (to the last subscriber) | CPU vs 1 subscriber |");
         System.out.println("|---:|---:|---:|---:|");
         double first = 0;
@@ -213,7 +216,7 @@ public final class CompareHarness implements Callable<Integer> {
             final double[] cpu = new double[rounds];
             final double[] wall = new double[rounds];
             for (int r = 0; r < rounds; r++) {
-                final FanOut.Result result = FanOut.run("aeron-ipc", n, messages, sizes.get(0));
+                final FanOut.Result result = FanOut.run(fanOutTransport, n, messages, sizes.get(0));
                 cpu[r] = result.publisherCpuNsPerMessage();
                 wall[r] = result.wallNsPerMessage();
             }

@@ -95,7 +95,7 @@ class TcpTransportTest {
         final List<Long> sequences = new CopyOnWriteArrayList<>();
         volatile boolean refuse;
         final AtomicInteger refusals = new AtomicInteger();
-        /** Frames whose payload was not every byte the sequence's low byte ({@link #offerFilled}). */
+        /** Frames whose payload was not every byte the sequence's low byte ({@link #offer}). */
         final AtomicInteger corrupt = new AtomicInteger();
 
         @Override
@@ -125,19 +125,8 @@ class TcpTransportTest {
         }
     }
 
+    /** Publishes one frame whose payload is every byte the sequence's low byte (what {@link RecordingSink} checks). */
     static int offer(final TransportPublication pub, final long sequence, final int payloadLength) {
-        final int status = pub.tryClaim(FrameHeader.LENGTH + payloadLength);
-        if (status == TransportStatus.OK) {
-            final var claim = pub.claim();
-            FrameHeader.write(claim.buffer(), claim.offset(), FrameHeader.FLAGS_UNFRAGMENTED, FrameHeader.LENGTH + payloadLength, 7, 1,
-                sequence, 0);
-            claim.commit();
-        }
-        return status;
-    }
-
-    /** As {@link #offer}, with every payload byte the sequence's low byte (what {@link RecordingSink} checks). */
-    static int offerFilled(final TransportPublication pub, final long sequence, final int payloadLength) {
         final int status = pub.tryClaim(FrameHeader.LENGTH + payloadLength);
         if (status == TransportStatus.OK) {
             final var claim = pub.claim();
@@ -401,13 +390,13 @@ class TcpTransportTest {
             long sequence = 0;
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (sink.sequences.isEmpty()) { // until the second node's SUBSCRIBE arrived: frames before it go to the stalled peer only
-                assertEquals(TransportStatus.OK, offerFilled(pub, sequence++, payload));
+                assertEquals(TransportStatus.OK, offer(pub, sequence++, payload));
                 Thread.sleep(1);
                 assertTrue(System.nanoTime() < deadline, "the second subscriber got no frame in 30 s");
             }
             final long first = sink.sequences.get(0);
             while (publisher.bestEffortDrops() < 50) {
-                assertEquals(TransportStatus.OK, offerFilled(pub, sequence++, payload), "best effort is never back-pressured");
+                assertEquals(TransportStatus.OK, offer(pub, sequence++, payload), "best effort is never back-pressured");
                 final long sent = sequence - first;
                 while (sink.sequences.size() < sent) { // one frame at a time: this subscriber's ring never fills
                     assertTrue(System.nanoTime() < deadline, "the second subscriber has " + sink.sequences.size() + " of " + sent
