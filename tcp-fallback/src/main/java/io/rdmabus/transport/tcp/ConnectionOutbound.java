@@ -22,7 +22,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
  * What one connection sends: DATA messages in a many-to-one byte ring, control messages in a queue; both drained on
- * the connection's event loop, in batches, one flush per batch.
+ * the connection's event loop, in batches, one flush per drain.
  *
  * <p>DATA: a publication claims a record of a whole wire message ({@link TcpProtocol}, length prefix included) in the
  * ring, the bus encodes the frame into it in place, and the publication commits it (or aborts it). The event loop
@@ -38,10 +38,11 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *
  * <p>Neither is drained while Netty's channel is unwritable, so a peer that stops reading back-pressures the ring.
  *
- * <p>Threads: {@link #tryClaim}, {@link #commit}, {@link #abort} and {@link #send} from any thread; everything else on
- * the event loop. A drain is scheduled by whichever thread finds none scheduled after its commit (a Dekker pair with
- * the drain's clearing of the flag before it reads: each side fences between its store and its load, so a record
- * committed while a drain was ending is seen by that drain or wakes the next).
+ * <p>Threads: {@link #tryClaim}, {@link #commit}, {@link #abort}, {@link #send}, {@link #close} and the position and
+ * size reads from any thread; {@link #drain} on the event loop. A drain is scheduled by whichever thread finds none
+ * scheduled after its commit (a Dekker pair with the drain's clearing of the flag before it reads: each side fences
+ * between its store and its load, so a record committed while a drain was ending is seen by that drain or wakes the
+ * next).
  */
 final class ConnectionOutbound {
     /** The ring's record type for a DATA message (the ring itself uses negative types for padding). */
