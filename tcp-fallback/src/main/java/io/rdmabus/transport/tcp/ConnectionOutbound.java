@@ -118,11 +118,7 @@ final class ConnectionOutbound {
      *         closed
      */
     int tryClaim(final int wireLength) {
-        if (closed) {
-            return NO_ROOM;
-        }
-        final int index = ring.tryClaim(RECORD_DATA, wireLength);
-        return index >= 0 ? index : NO_ROOM;
+        return closed ? NO_ROOM : ring.tryClaim(RECORD_DATA, wireLength);
     }
 
     /** @return the ring's memory, where claimed messages are written */

@@ -9,6 +9,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.rdmabus.spi.BusSecret;
 
+import org.agrona.MutableDirectBuffer;
+
 /**
  * The TCP transport's wire protocol, version 3 (see {@code tcp-fallback/README.md}). One connection per pair of
  * nodes carries, in both directions, a stream of little-endian, length-prefixed messages:
@@ -70,6 +72,17 @@ final class TcpProtocol {
     /** The largest control message (a SUBSCRIBE with a 128-character name in UTF-8, or a HELLO with a long bus name). */
     static final int MAX_CONTROL_LENGTH = 2048;
     private static final int MAX_NAME_BYTES = 1024;
+
+    /**
+     * Writes a DATA message's header (length prefix, type, topic id); its frame follows at {@code index + DATA_HEADER}.
+     *
+     * @param frameLength the frame's length (bus header included)
+     */
+    static void putDataHeader(final MutableDirectBuffer buffer, final int index, final int topicId, final int frameLength) {
+        buffer.putInt(index, 1 + 4 + frameLength, ByteOrder.LITTLE_ENDIAN);
+        buffer.putByte(index + LENGTH_FIELD, (byte) TYPE_DATA);
+        buffer.putInt(index + LENGTH_FIELD + 1, topicId, ByteOrder.LITTLE_ENDIAN);
+    }
 
     private TcpProtocol() {
     }

@@ -1,6 +1,5 @@
 package io.rdmabus.transport.tcp;
 
-import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -101,9 +100,7 @@ final class TcpPublication implements TransportPublication, FrameClaim {
             into = scratch;
             at = 0;
         }
-        into.putInt(at, 1 + 4 + frameLength, ByteOrder.LITTLE_ENDIAN);
-        into.putByte(at + TcpProtocol.LENGTH_FIELD, (byte) TcpProtocol.TYPE_DATA);
-        into.putInt(at + TcpProtocol.LENGTH_FIELD + 1, topicId, ByteOrder.LITTLE_ENDIAN);
+        TcpProtocol.putDataHeader(into, at, topicId, frameLength);
         view.wrap(into, at + TcpProtocol.DATA_HEADER, frameLength);
         claimed = targets;
         this.primary = primary;

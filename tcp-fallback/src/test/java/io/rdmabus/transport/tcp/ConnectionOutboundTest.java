@@ -140,9 +140,7 @@ class ConnectionOutboundTest {
             return index;
         }
         final AtomicBuffer buffer = outbound.buffer();
-        buffer.putInt(index, 1 + 4 + frameLength, ByteOrder.LITTLE_ENDIAN);
-        buffer.putByte(index + TcpProtocol.LENGTH_FIELD, (byte) TcpProtocol.TYPE_DATA);
-        buffer.putInt(index + TcpProtocol.LENGTH_FIELD + 1, TOPIC, ByteOrder.LITTLE_ENDIAN);
+        TcpProtocol.putDataHeader(buffer, index, TOPIC, frameLength);
         buffer.putInt(index + TcpProtocol.DATA_HEADER, seq, ByteOrder.LITTLE_ENDIAN);
         buffer.setMemory(index + TcpProtocol.DATA_HEADER + 4, frameLength - 4, (byte) seq);
         outbound.commit(index);
