@@ -1,5 +1,6 @@
 package io.rdmabus.samples.support;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.DatagramSocket;
@@ -49,11 +50,43 @@ public final class LocalBuses implements AutoCloseable {
         this.capacity = capacity;
         this.idleStrategy = idleStrategy;
         this.driver = "aeron-ipc".equals(resolved) ? SharedMediaDriver.launch("local") : null;
-        for (int i = 0; i < capacity; i++) {
-            if ("aeron-udp".equals(resolved)) {
-                endpoints.add(LOOPBACK + ":" + freeUdpPort());
-            } else if ("tcp".equals(resolved)) {
-                endpoints.add(LOOPBACK + ":" + freeTcpPort());
+        if ("aeron-udp".equals(resolved) || "tcp".equals(resolved)) {
+            for (final int port : freePorts(capacity, "aeron-udp".equals(resolved))) {
+                endpoints.add(LOOPBACK + ":" + port);
+            }
+        }
+    }
+
+    /**
+     * Ports free on loopback right now, all different: every probe socket stays open until the last port is chosen,
+     * so the kernel cannot hand one port out twice (a port probed and closed on its own can come back from the next
+     * probe, and two buses of the group would then try to bind it).
+     */
+    static int[] freePorts(final int count, final boolean udp) {
+        final List<Closeable> probes = new ArrayList<>(count);
+        final int[] ports = new int[count];
+        try {
+            for (int i = 0; i < count; i++) {
+                if (udp) {
+                    final DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress());
+                    probes.add(socket);
+                    ports[i] = socket.getLocalPort();
+                } else {
+                    final ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                    probes.add(socket);
+                    ports[i] = socket.getLocalPort();
+                }
+            }
+            return ports;
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        } finally {
+            for (final Closeable probe : probes) {
+                try {
+                    probe.close();
+                } catch (final IOException ignored) {
+                    // a probe that cannot close leaves its port taken; the bus that gets it fails to bind and says so
+                }
             }
         }
     }
@@ -184,19 +217,11 @@ public final class LocalBuses implements AutoCloseable {
 
     /** @return a UDP port free on loopback right now */
     public static int freeUdpPort() {
-        try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (final IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
+        return freePorts(1, true)[0];
     }
 
     /** @return a TCP port free on loopback right now */
     public static int freeTcpPort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (final IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
+        return freePorts(1, false)[0];
     }
 }
