@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 
@@ -19,12 +20,23 @@ final class AeronTestSupport {
     private AeronTestSupport() {
     }
 
-    /** @return a UDP port free on loopback right now */
+    /** Every port {@link #freeUdpPort()} has handed out in this JVM. */
+    private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @return a UDP port free on loopback right now that no earlier call in this JVM returned: a port probed and closed
+     *     can come back from the next probe (Linux repeated one in 200 probes), and two buses of a test would then bind
+     *     the same endpoint
+     */
     static int freeUdpPort() {
-        try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (final IOException ex) {
-            throw new UncheckedIOException(ex);
+        while (true) {
+            try (DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+                if (HANDED_OUT.add(socket.getLocalPort())) {
+                    return socket.getLocalPort();
+                }
+            } catch (final IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
         }
     }
 
