@@ -38,6 +38,8 @@ public final class LocalBuses implements AutoCloseable {
     private final String resolved;
     private final String idleStrategy;
     private final List<String> endpoints = new ArrayList<>();
+    /** The endpoints' sockets, one per bus not yet created (released as its bus is built, or at close). */
+    private final List<Reservation> reservations = new ArrayList<>();
     private final List<Bus> buses = new ArrayList<>();
     private final SharedMediaDriver driver;
     private final int capacity;
@@ -51,44 +53,53 @@ public final class LocalBuses implements AutoCloseable {
         this.idleStrategy = idleStrategy;
         this.driver = "aeron-ipc".equals(resolved) ? SharedMediaDriver.launch("local") : null;
         if ("aeron-udp".equals(resolved) || "tcp".equals(resolved)) {
-            for (final int port : freePorts(capacity, "aeron-udp".equals(resolved))) {
-                endpoints.add(LOOPBACK + ":" + port);
+            reservations.addAll(reserve(capacity, "aeron-udp".equals(resolved)));
+            for (final Reservation reservation : reservations) {
+                endpoints.add(LOOPBACK + ":" + reservation.port());
             }
         }
     }
 
     /**
-     * Ports free on loopback right now, all different: every probe socket stays open until the last port is chosen,
-     * so the kernel cannot hand one port out twice (a port probed and closed on its own can come back from the next
-     * probe, and two buses of the group would then try to bind it).
+     * A loopback port held by an open socket until {@link #release()}: a bus's endpoint from the group's creation until
+     * the bus binds it, so nothing else binds it meanwhile (a port probed and closed at once can come back from the
+     * next probe, or be taken by an earlier bus's own sockets, and two sockets would then try to bind it).
      */
-    static int[] freePorts(final int count, final boolean udp) {
-        final List<Closeable> probes = new ArrayList<>(count);
-        final int[] ports = new int[count];
+    private record Reservation(int port, Closeable socket) {
+        void release() {
+            try {
+                socket.close();
+            } catch (final IOException ignored) {
+                // a socket that cannot close keeps its port; the bus that wants it fails to bind and says so
+            }
+        }
+    }
+
+    /** Opens {@code count} sockets on loopback ports the kernel picks; all different, since every one stays open. */
+    private static List<Reservation> reserve(final int count, final boolean udp) {
+        final List<Reservation> reserved = new ArrayList<>(count);
         try {
             for (int i = 0; i < count; i++) {
                 if (udp) {
                     final DatagramSocket socket = new DatagramSocket(0, InetAddress.getLoopbackAddress());
-                    probes.add(socket);
-                    ports[i] = socket.getLocalPort();
+                    reserved.add(new Reservation(socket.getLocalPort(), socket));
                 } else {
                     final ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                    probes.add(socket);
-                    ports[i] = socket.getLocalPort();
+                    reserved.add(new Reservation(socket.getLocalPort(), socket));
                 }
             }
-            return ports;
+            return reserved;
         } catch (final IOException ex) {
+            reserved.forEach(Reservation::release);
             throw new UncheckedIOException(ex);
-        } finally {
-            for (final Closeable probe : probes) {
-                try {
-                    probe.close();
-                } catch (final IOException ignored) {
-                    // a probe that cannot close leaves its port taken; the bus that gets it fails to bind and says so
-                }
-            }
         }
+    }
+
+    /** @return {@code count} different loopback ports, free right now (reserved together, then released) */
+    static int[] freePorts(final int count, final boolean udp) {
+        final List<Reservation> reserved = reserve(count, udp);
+        reserved.forEach(Reservation::release);
+        return reserved.stream().mapToInt(Reservation::port).toArray();
     }
 
     /**
@@ -153,6 +164,11 @@ public final class LocalBuses implements AutoCloseable {
         return this;
     }
 
+    /** @return {@code host:port} of each bus of the group, by creation order (UDP and TCP; empty for the others) */
+    List<String> endpoints() {
+        return List.copyOf(endpoints);
+    }
+
     /** @return the transport name every bus of this group uses */
     public String transport() {
         return resolved;
@@ -185,6 +201,9 @@ public final class LocalBuses implements AutoCloseable {
                 // transports without in-JVM peers settings (e.g. rdma) use their defaults
             }
         }
+        if (index < reservations.size()) {
+            reservations.get(index).release();
+        }
         final Bus bus = builder.build();
         if (!bus.transportName().equals(resolved)) {
             bus.close();
@@ -195,9 +214,10 @@ public final class LocalBuses implements AutoCloseable {
         return bus;
     }
 
-    /** Closes the buses (newest first), then the shared driver. */
+    /** Closes the buses (newest first), then the shared driver, and releases the endpoints no bus took. */
     @Override
     public void close() {
+        reservations.forEach(Reservation::release);
         RuntimeException first = null;
         for (int i = buses.size() - 1; i >= 0; i--) {
             try {
