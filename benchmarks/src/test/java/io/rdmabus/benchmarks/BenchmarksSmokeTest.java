@@ -79,6 +79,15 @@ class BenchmarksSmokeTest {
     }
 
     @Test
+    void parkCostProbeParksAndRefusesANonPositivePark() {
+        final ParkCostProbe probe = new ParkCostProbe();
+        assertEquals(0, new CommandLine(probe).execute("--seconds", "1", "--park-us", "1000", "--counters", "1"));
+        assertEquals(1, probe.parksPerSecond().length);
+        assertTrue(probe.parksPerSecond()[0] > 0, "the parking thread never came back from a park");
+        assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new ParkCostProbe()).execute("--park-us", "0"));
+    }
+
+    @Test
     void badFlagsAreAUsageError() {
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--sections", "carrier-pigeon"));
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--messages", "x"));
