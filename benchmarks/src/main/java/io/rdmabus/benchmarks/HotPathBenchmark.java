@@ -63,6 +63,10 @@ public class HotPathBenchmark {
     @Param({"64", "1024"})
     public int sizeBytes;
 
+    /** The buses' idle strategy ({@code IdleStrategies.NAMES}). */
+    @Param({"backoff"})
+    public String idle;
+
     private LocalBuses buses;
     private Bus publisherBus;
     private Bus subscriberBus;
@@ -85,10 +89,12 @@ public class HotPathBenchmark {
         if ("direct".equals(transport)) {
             final DirectTransport.Medium medium = new DirectTransport.Medium();
             final ThreadingMode mode = ThreadingMode.valueOf(threading);
-            subscriberBus = Bus.builder().name("hot-sub").transport(new DirectTransport(medium)).threadingMode(mode).build();
-            publisherBus = Bus.builder().name("hot-pub").transport(new DirectTransport(medium)).threadingMode(mode).build();
+            subscriberBus = Bus.builder().name("hot-sub").transport(new DirectTransport(medium)).threadingMode(mode)
+                .idleStrategy(idle).build();
+            publisherBus = Bus.builder().name("hot-pub").transport(new DirectTransport(medium)).threadingMode(mode)
+                .idleStrategy(idle).build();
         } else {
-            buses = LocalBuses.create(transport, 2).threadingMode(ThreadingMode.valueOf(threading));
+            buses = LocalBuses.create(transport, 2, idle).threadingMode(ThreadingMode.valueOf(threading));
             subscriberBus = buses.newBus("hot-sub");
             publisherBus = buses.newBus("hot-pub");
         }
