@@ -199,6 +199,7 @@ final class ConnectionOutbound {
             ring.read((type, buffer, index, length) -> { }, Integer.MAX_VALUE); // dropped: frees the ring for publishers still claiming
             return;
         }
+        final long start = ring.consumerPosition();
         int writes = 0;
         ByteBuf message;
         while ((ignoreWritability || ctx.channel().isWritable()) && (message = control.poll()) != null) {
@@ -223,9 +224,18 @@ final class ConnectionOutbound {
             ctx.write(full, ctx.voidPromise());
             writes++;
         }
-        if (writes > 0) {
-            final long mark = ring.consumerPosition();
-            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(future -> writtenPosition = mark);
+        final long mark = ring.consumerPosition();
+        if (writes > 0 || mark != start) {
+            // also when the drain only skipped padding (an aborted claim, the ring's end): the position moves past it
+            // once what was written before it is flushed, so a waiter for a position at or after it is not left waiting.
+            // The larger mark wins: these listeners have run out of order (an earlier drain's after a later one's, seen in
+            // the TCK; a drain also runs from channelWritabilityChanged, which Netty fires in the middle of a flush), and
+            // a later mark's completion means every byte before it was written.
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(future -> {
+                if (mark > writtenPosition) {
+                    writtenPosition = mark; // event loop only: no other writer
+                }
+            });
         }
     }
 

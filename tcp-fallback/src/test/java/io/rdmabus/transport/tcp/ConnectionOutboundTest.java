@@ -116,6 +116,24 @@ class ConnectionOutboundTest {
     }
 
     @Test
+    void theWrittenPositionPassesAnAbortedClaim() {
+        offer(0, 16);
+        channel.runPendingTasks();
+        collect();
+        assertEquals(outbound.claimedPosition(), outbound.writtenPosition(), "the message is flushed");
+        final int aborted = outbound.tryClaim(TcpProtocol.DATA_HEADER + 16);
+        outbound.abort(aborted);
+        final long afterAbort = outbound.claimedPosition();
+        channel.runPendingTasks(); // the abort's drain finds padding only
+        assertEquals(afterAbort, outbound.writtenPosition(), "a closing publication waits for this position");
+        offer(1, 16);
+        channel.runPendingTasks();
+        collect();
+        assertEquals(List.of(0, 1), written);
+        assertEquals(outbound.claimedPosition(), outbound.writtenPosition());
+    }
+
+    @Test
     void controlMessagesQueuedWithDataGoFirstAndNothingIsTakenOnceClosed() {
         offer(0, 16);
         outbound.send(Unpooled.buffer().writeIntLE(5).writeByte(TcpProtocol.TYPE_UNSUBSCRIBE).writeIntLE(TOPIC));

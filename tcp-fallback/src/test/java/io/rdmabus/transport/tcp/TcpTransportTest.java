@@ -173,6 +173,38 @@ class TcpTransportTest {
 
     // ------------------------------------------------------------------------------------------------ tests
 
+    /**
+     * Closing a publication waits until what it committed was written to each subscriber's socket, bounded by
+     * {@code tcp.linger.ms}: here 10 minutes, so a close that waits for the bound instead of for the writes fails. It did:
+     * the written position could stay behind (an earlier flush's mark stored after a later one's, or a drain that only
+     * skipped an aborted claim), and every such close waited the whole linger (5 s by default).
+     */
+    @Test
+    void closingAPublicationReturnsOnceWhatItSentIsWrittenNotAtTheLingersEnd() throws Exception {
+        final TcpTransport server = transport(uniqueName("srv"), Map.of(), List.of());
+        final TopicDescriptor topic = new TopicDescriptor("t", 7, Delivery.RELIABLE, 1024);
+        final RecordingSink sink = new RecordingSink();
+        server.addSubscription(topic, sink);
+        final TcpTransport client = transport(uniqueName("cli"), Map.of(TcpTransportConfig.LINGER_MS, "600000"),
+            List.of(server.boundEndpoint()));
+        final TransportPublication pub = client.addPublication(topic);
+        await("the subscription reaches the publisher", pub::isConnected);
+        final int messages = 3000; // 3 MB in 64 KiB batches: the socket's buffers fill and the channel turns unwritable
+        for (long i = 0; i < messages; i++) {
+            while (offer(pub, i, 1000) != TransportStatus.OK) {
+                Thread.onSpinWait();
+            }
+        }
+        await(messages + " frames", () -> sink.sequences.size() == messages);
+        final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+        Thread.ofPlatform().name("closing-publication").start(() -> {
+            pub.close();
+            closed.countDown();
+        });
+        assertTrue(closed.await(20, TimeUnit.SECONDS),
+            "the subscriber has every frame, yet the publication's close() still waited 20 s later (tcp.linger.ms is 600000)");
+    }
+
     @Test
     void bindsAnEphemeralLoopbackPortAndExchangesFrames() throws Exception {
         final TcpTransport server = transport(uniqueName("srv"), Map.of(), List.of());
