@@ -72,11 +72,14 @@ final class ThroughputCommand implements Callable<Integer> {
         if (transport.crossProcess()) {
             throw new IllegalArgumentException("throughput runs both ends in this process: -p/--seed are not used");
         }
-        final ThreadingMode threading = transport.threadingMode(); // checked before anything starts
+        transport.threadingMode(); // the flag checked before anything starts
+        final TransportOptions.InProcess settings = transport.inProcess(); // flags, then outside code, then the defaults
+        final ThreadingMode threading = settings.threadingMode();
         final PrintWriter out = spec.commandLine().getOut();
         boolean ok = true;
-        try (LocalBuses buses = LocalBuses.create(transport.transport(), 2, transport.idleStrategy()).threadingMode(threading)) {
-            out.println("transport: " + buses.transport() + " (two buses in this process), " + delivery + ", " + threading + " threading");
+        try (LocalBuses buses = LocalBuses.create(settings.transport(), 2, settings.idleStrategy()).threadingMode(threading)) {
+            out.println("transport: " + buses.transport() + " (two buses in this process), " + delivery + ", " + threading + " threading, "
+                + settings.idleStrategy() + " idle");
             final Bus subscriberBus = buses.newBus("tput-sub");
             final Bus publisherBus = buses.newBus("tput-pub");
             for (final int size : sizes) {

@@ -151,12 +151,39 @@ public final class TransportOptions {
      */
     public Bus buildBus(final String busName) {
         final BusBuilder builder = builder().name(busName);
-        final BusConfig effective = builder.effectiveConfig();
+        checkDriven(builder.effectiveConfig());
+        return builder.build();
+    }
+
+    /**
+     * What a group of buses in this process ({@code LocalBuses}: ping's {@code --role both}, throughput) takes from the
+     * flags, outside code and the command's defaults, as {@link #buildBus} would: the transport, the idle strategy and
+     * the threading mode. The group gives each bus its own endpoint and seeds.
+     *
+     * @return the settings in effect
+     * @throws IllegalArgumentException if the mode in effect is {@code invoker} and this command does not drive it
+     */
+    public InProcess inProcess() {
+        final BusConfig effective = builder().effectiveConfig();
+        checkDriven(effective);
+        return new InProcess(effective.transportName(), effective.idleStrategy(), effective.threadingMode());
+    }
+
+    /**
+     * The settings of a group of buses in this process.
+     *
+     * @param transport     the transport's name ({@code auto} resolved)
+     * @param idleStrategy  the idle strategy's name
+     * @param threadingMode the threading mode
+     */
+    public record InProcess(String transport, String idleStrategy, ThreadingMode threadingMode) {
+    }
+
+    private void checkDriven(final BusConfig effective) {
         if (!drivesInvoker && effective.threadingMode() == ThreadingMode.INVOKER) {
             // nobody would call Bus.doWork(): the bus would never deliver or send
             throw new IllegalArgumentException(BusConfig.THREADING_MODE + "=invoker (from " + effective.value(BusConfig.THREADING_MODE).source()
                 + ") needs a loop that calls Bus.doWork(), which only ping runs; use shared or dedicated");
         }
-        return builder.build();
     }
 }

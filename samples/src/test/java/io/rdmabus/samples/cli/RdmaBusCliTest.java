@@ -78,14 +78,14 @@ class RdmaBusCliTest {
         assertTrue(m.find(), out.toString());
         assertEquals("300", m.group(1));
         assertTrue(out.toString().contains("transport: aeron-ipc"), out.toString());
-        assertTrue(out.toString().contains("INVOKER threading, in-place subscribers"), out.toString()); // ping's default
+        assertTrue(out.toString().contains("INVOKER threading, backoff idle, in-place subscribers"), out.toString()); // ping's default
     }
 
     @Test
     void pingWithCopyingSubscribersOnDedicatedThreadsOverTcp() {
         assertEquals(0, run("ping", "-t", "tcp", "--subscriber", "copy", "--threading", "dedicated", "-n", "200", "--warmup", "20",
             "--timeout-s", "60"), out + " / " + err);
-        assertTrue(out.toString().contains("DEDICATED threading, copy subscribers"), out.toString());
+        assertTrue(out.toString().contains("DEDICATED threading, backoff idle, copy subscribers"), out.toString());
         assertTrue(out.toString().contains("200 round trips of 64 bytes"), out.toString());
     }
 
@@ -101,7 +101,7 @@ class RdmaBusCliTest {
     void pingOnSharedBuses() {
         assertEquals(0, run("ping", "-t", "aeron-ipc", "--threading", "shared", "-n", "300", "--warmup", "50", "--timeout-s", "60"),
             out + " / " + err);
-        assertTrue(out.toString().contains("SHARED threading, in-place subscribers"), out.toString());
+        assertTrue(out.toString().contains("SHARED threading, backoff idle, in-place subscribers"), out.toString());
         assertTrue(out.toString().contains("300 round trips of 64 bytes"), out.toString());
     }
 
@@ -113,6 +113,25 @@ class RdmaBusCliTest {
         try {
             assertEquals(2, run("sub", "-t", "tcp", "-p", "tcp.bind=127.0.0.1:0", "--topic", "cli.invoker", "-n", "1", "-d", "5"));
         } finally {
+            System.clearProperty("rdmabus.threading-mode");
+        }
+        assertTrue(err.toString().contains("rdmabus.threading-mode=invoker (from sysprop:rdmabus.threading-mode) needs a loop that calls "
+            + "Bus.doWork(), which only ping runs"), err.toString());
+    }
+
+    @Test
+    void theInProcessBusesOfPingAndThroughputTakeTheirSettingsFromOutsideCode() {
+        System.setProperty("rdmabus.transport", "aeron-ipc");
+        System.setProperty("rdmabus.idle-strategy", "yielding");
+        try {
+            assertEquals(0, run("ping", "-n", "100", "--warmup", "10", "--timeout-s", "60"), out + " / " + err);
+            assertTrue(out.toString().contains("transport: aeron-ipc (two buses in this process), INVOKER threading, yielding idle"),
+                out.toString());
+            System.setProperty("rdmabus.threading-mode", "invoker");
+            assertEquals(2, run("throughput", "--duration-s", "1"));
+        } finally {
+            System.clearProperty("rdmabus.transport");
+            System.clearProperty("rdmabus.idle-strategy");
             System.clearProperty("rdmabus.threading-mode");
         }
         assertTrue(err.toString().contains("rdmabus.threading-mode=invoker (from sysprop:rdmabus.threading-mode) needs a loop that calls "
