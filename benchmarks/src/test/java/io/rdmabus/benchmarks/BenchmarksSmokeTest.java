@@ -30,6 +30,7 @@ class BenchmarksSmokeTest {
                 bench.sizeBytes = 64;
                 bench.subscriber = subscriber;
                 bench.threading = "SHARED";
+                bench.idle = "backoff";
                 bench.setUp();
                 for (int i = 0; i < 500; i++) {
                     assertEquals(0, bench.publishAndDeliver());
