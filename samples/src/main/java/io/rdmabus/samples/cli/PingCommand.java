@@ -80,7 +80,7 @@ final class PingCommand implements Callable<Integer> {
         }
         // invoker unless told otherwise: on the 2-core box its p99 was lower than shared's in each of three runs and within
         // 5x its p50 in all three (docs/benchmarks-history.md, "Like-for-like raw contenders ...", "CLI ping, defaults")
-        transport.drivesInvoker().defaultThreadingMode(ThreadingMode.INVOKER).threadingMode(); // the flag checked before anything starts
+        transport.drivesInvoker().defaultThreadingMode(ThreadingMode.INVOKER);
         final PrintWriter out = spec.commandLine().getOut();
         switch (role) {
             case "both" -> {
@@ -88,16 +88,16 @@ final class PingCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("-p/--seed are for --role ping|pong (two processes); --role both wires its two buses itself");
                 }
                 final TransportOptions.InProcess settings = transport.inProcess(); // flags, then outside code, then ping's defaults
-                final ThreadingMode mode = settings.threadingMode();
-                try (LocalBuses buses = LocalBuses.create(settings.transport(), 2, settings.idleStrategy()).threadingMode(mode)) {
-                    out.println("transport: " + buses.transport() + " (two buses in this process), " + mode
+                final ThreadingMode threading = settings.threadingMode();
+                try (LocalBuses buses = LocalBuses.create(settings.transport(), 2, settings.idleStrategy()).threadingMode(threading)) {
+                    out.println("transport: " + buses.transport() + " (two buses in this process), " + threading
                         + " threading, " + settings.idleStrategy() + " idle, " + subscriber + " subscribers");
                     final Bus pongBus = buses.newBus("pong");
                     final Bus pingBus = buses.newBus("ping");
                     final Disposable ponger = startPonger(pongBus);
-                    final Disposable pongDriver = mode == ThreadingMode.INVOKER ? driveOnItsOwnThread(pongBus) : () -> { };
+                    final Disposable pongDriver = threading == ThreadingMode.INVOKER ? driveOnItsOwnThread(pongBus) : () -> { };
                     try {
-                        return report(out, pinger(pingBus, mode == ThreadingMode.INVOKER, out)) ? 0 : 1;
+                        return report(out, pinger(pingBus, threading == ThreadingMode.INVOKER, out)) ? 0 : 1;
                     } finally {
                         pongDriver.dispose();
                         ponger.dispose();

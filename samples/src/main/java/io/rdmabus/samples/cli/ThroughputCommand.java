@@ -72,8 +72,8 @@ final class ThroughputCommand implements Callable<Integer> {
         if (transport.crossProcess()) {
             throw new IllegalArgumentException("throughput runs both ends in this process: -p/--seed are not used");
         }
-        transport.threadingMode(); // the flag checked before anything starts
-        final TransportOptions.InProcess settings = transport.inProcess(); // flags, then outside code, then the defaults
+        // flags, then outside code, then the defaults; a bad --threading or an undriven invoker fails here, before anything starts
+        final TransportOptions.InProcess settings = transport.inProcess();
         final ThreadingMode threading = settings.threadingMode();
         final PrintWriter out = spec.commandLine().getOut();
         boolean ok = true;
