@@ -21,9 +21,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import io.aeron.Aeron;
 import io.aeron.CommonContext;
+import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
+import io.aeron.driver.status.ReceiveChannelStatus;
 import io.rdmabus.Bus;
 import io.rdmabus.BusConfigurationException;
 import io.rdmabus.Delivery;
@@ -43,6 +46,7 @@ import io.rdmabus.spi.TransportSubscription;
 
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -240,6 +244,67 @@ class AeronTransportTest {
             first.publication(topic);
             final var ex = assertThrows(TransportException.class, () -> second.publication(topic));
             assertTrue(ex.getMessage().contains(endpoint) && ex.getMessage().contains("give each node its own 'endpoint'"), ex.getMessage());
+        }
+    }
+
+    /**
+     * A unicast subscription joins every seed's control endpoint, one Aeron subscription each, all asked of the driver
+     * at once. When the driver refuses one (a seed it cannot resolve), subscribing fails naming that channel, and the
+     * channels it did add are closed, not left receiving.
+     */
+    @Test
+    void aSubscriptionWithAChannelTheDriverRefusesFailsNamingItAndLeavesNoneOfItsChannelsOpen() {
+        final String own = "127.0.0.1:" + AeronTestSupport.freeUdpPort();
+        final String unresolvable = "no-such-host.invalid:40000";
+        final AeronTransport t = (AeronTransport) new AeronUdpTransportFactory().create(Map.of("endpoint", own));
+        try {
+            t.start(AeronTestSupport.context("refused", AeronTestSupport.errors(), List.of(unresolvable)));
+            final String ownChannel = "aeron:udp?endpoint=127.0.0.1:0|control=" + own + "|control-mode=dynamic";
+            try (Aeron observer = Aeron.connect(new Aeron.Context().aeronDirectoryName(t.aeronDirectory()))) {
+                // the receive channel's status counter is there while a subscription holds the channel, and goes with it
+                final Subscription probe = observer.addSubscription(ownChannel, 1);
+                Awaitility.await().atMost(WAIT).until(() -> receiveChannelOpen(observer, ownChannel));
+                probe.close();
+                Awaitility.await().atMost(WAIT).until(() -> !receiveChannelOpen(observer, ownChannel));
+
+                final var ex = assertThrows(TransportException.class,
+                    () -> t.addSubscription(Topic.of("refused", Codecs.utf8(), Delivery.RELIABLE).descriptor(), new DiscardingSink()));
+                assertTrue(ex.getMessage().contains("cannot subscribe topic 'refused'") && ex.getMessage().contains("control=" + unresolvable)
+                    && ex.getMessage().contains("UnknownHostException"), ex.getMessage());
+                // the channel on this node's own endpoint was added (asked first, answered before the refusal)
+                Awaitility.await("the channel the failed subscription added is closed").atMost(WAIT)
+                    .until(() -> !receiveChannelOpen(observer, ownChannel));
+            }
+        } finally {
+            t.close();
+        }
+    }
+
+    /** @return true while the driver has a receive channel endpoint (its status counter) for {@code channel} */
+    private static boolean receiveChannelOpen(final Aeron observer, final String channel) {
+        final AtomicBoolean open = new AtomicBoolean();
+        observer.countersReader().forEach((counterId, typeId, key, label) -> {
+            if (typeId == ReceiveChannelStatus.RECEIVE_CHANNEL_STATUS_TYPE_ID && label.contains(channel)) {
+                open.set(true);
+            }
+        });
+        return open.get();
+    }
+
+    /** Takes every frame and does nothing with it. */
+    private static final class DiscardingSink implements SubscriptionSink {
+        @Override
+        public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
+            return CONTINUE;
+        }
+
+        @Override
+        public long availableCredits() {
+            return Long.MAX_VALUE;
+        }
+
+        @Override
+        public void onTransportError(final Throwable cause) {
         }
     }
 
