@@ -90,7 +90,7 @@ final class PingCommand implements Callable<Integer> {
                 final TransportOptions.InProcess settings = transport.inProcess(); // flags, then outside code, then ping's defaults
                 final ThreadingMode threading = settings.threadingMode();
                 try (LocalBuses buses = LocalBuses.create(settings.transport(), 2, settings.idleStrategy()).threadingMode(threading)) {
-                    out.println("transport: " + buses.transport() + " (two buses in this process), " + threading
+                    out.println("transport: " + buses.describe() + ", " + threading
                         + " threading, " + settings.idleStrategy() + " idle, " + subscriber + " subscribers");
                     final Bus pongBus = buses.newBus("pong");
                     final Bus pingBus = buses.newBus("ping");

@@ -78,7 +78,7 @@ final class ThroughputCommand implements Callable<Integer> {
         final PrintWriter out = spec.commandLine().getOut();
         boolean ok = true;
         try (LocalBuses buses = LocalBuses.create(settings.transport(), 2, settings.idleStrategy()).threadingMode(threading)) {
-            out.println("transport: " + buses.transport() + " (two buses in this process), " + delivery + ", " + threading + " threading, "
+            out.println("transport: " + buses.describe() + ", " + delivery + ", " + threading + " threading, "
                 + settings.idleStrategy() + " idle");
             final Bus subscriberBus = buses.newBus("tput-sub");
             final Bus publisherBus = buses.newBus("tput-pub");

@@ -15,6 +15,7 @@ import java.util.ServiceLoader;
 import io.rdmabus.Bus;
 import io.rdmabus.BusBuilder;
 import io.rdmabus.BusConfigurationException;
+import io.rdmabus.IdleStrategies;
 import io.rdmabus.ThreadingMode;
 import io.rdmabus.spi.StaticSeedDiscovery;
 import io.rdmabus.spi.TransportFactory;
@@ -24,7 +25,10 @@ import io.rdmabus.spi.TransportFactory;
  * benchmarks use one bus per role. What "reach each other" needs depends on the transport:
  * <ul>
  *   <li>{@code aeron-ipc}: one shared media driver ({@link SharedMediaDriver}, property {@code aeron.dir});</li>
- *   <li>{@code aeron-udp}: a distinct loopback control endpoint per bus, every endpoint given to every bus as a seed;</li>
+ *   <li>{@code aeron-udp}: a distinct loopback control endpoint per bus, every endpoint given to every bus as a seed, and
+ *   one shared media driver idling with the buses' idle strategy: frames still cross loopback UDP, but one driver thread
+ *   sends and receives for all the buses instead of one thread per bus (with two buses on a 2-core machine, {@code rdma-bus
+ *   ping}'s p99 round trip was lower in 7 of 8 alternating runs, p99.9 in all 8: docs/benchmarks.md);</li>
  *   <li>{@code tcp}: a distinct loopback listen port per bus; each bus dials the buses created before it;</li>
  *   <li>anything else (e.g. {@code rdma}): the transport's defaults.</li>
  * </ul>
@@ -51,7 +55,11 @@ public final class LocalBuses implements AutoCloseable {
         this.resolved = resolved;
         this.capacity = capacity;
         this.idleStrategy = idleStrategy;
-        this.driver = "aeron-ipc".equals(resolved) ? SharedMediaDriver.launch("local") : null;
+        this.driver = switch (resolved) {
+            case "aeron-ipc" -> SharedMediaDriver.launch("local");
+            case "aeron-udp" -> SharedMediaDriver.launch("local-udp", IdleStrategies.supplier(idleStrategy).get());
+            default -> null;
+        };
         if ("aeron-udp".equals(resolved) || "tcp".equals(resolved)) {
             reservations.addAll(reserve(capacity, "aeron-udp".equals(resolved)));
             for (final Reservation reservation : reservations) {
@@ -174,7 +182,15 @@ public final class LocalBuses implements AutoCloseable {
         return resolved;
     }
 
-    /** @return the shared driver directory for {@code aeron-ipc}, else {@code null} */
+    /**
+     * @return the transport and how the group's buses share this process, for a report's first line: e.g.
+     *     {@code aeron-udp (2 buses in this process, one media driver)}
+     */
+    public String describe() {
+        return resolved + " (" + capacity + " buses in this process" + (driver == null ? "" : ", one media driver") + ")";
+    }
+
+    /** @return the shared driver directory for {@code aeron-ipc} and {@code aeron-udp}, else {@code null} */
     public String aeronDirectory() {
         return driver == null ? null : driver.directory();
     }
@@ -193,7 +209,7 @@ public final class LocalBuses implements AutoCloseable {
             .threadingMode(threadingMode);
         switch (resolved) {
             case "aeron-ipc" -> builder.transportProperty("aeron.dir", driver.directory());
-            case "aeron-udp" -> builder.transportProperty("endpoint", endpoints.get(index))
+            case "aeron-udp" -> builder.transportProperty("endpoint", endpoints.get(index)).transportProperty("aeron.dir", driver.directory())
                 .discovery(new StaticSeedDiscovery(Map.of("aeron-udp", List.copyOf(endpoints))));
             case "tcp" -> builder.transportProperty("tcp.bind", endpoints.get(index))
                 .discovery(new StaticSeedDiscovery(Map.of("tcp", List.copyOf(endpoints.subList(0, index)))));

@@ -9,10 +9,12 @@ import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
 
 /**
  * One embedded Aeron media driver that several buses (and raw Aeron clients) in this JVM share through its directory:
- * {@code aeron-ipc} buses only reach each other through one driver. Settings match what the bus's Aeron transport uses
+ * {@code aeron-ipc} buses only reach each other through one driver, and {@code aeron-udp} buses in one JVM are better off
+ * with one ({@link LocalBuses}). Settings match what the bus's Aeron transport uses
  * for its own embedded driver (shared threading, backoff idle strategy, 1 MiB terms, 1408-byte MTU), so raw Aeron and
  * the bus can be compared on equal terms.
  */
@@ -37,6 +39,18 @@ public final class SharedMediaDriver implements AutoCloseable {
      * @return the running driver
      */
     public static SharedMediaDriver launch(final String label) {
+        // the machine may have 2 cores: back off to parking when idle, never busy-spin
+        return launch(label, new BackoffIdleStrategy(10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1)));
+    }
+
+    /**
+     * Launches a driver in a fresh directory, removed again on {@link #close()}.
+     *
+     * @param label goes into the directory and thread names
+     * @param idle  the driver thread's idle strategy
+     * @return the running driver
+     */
+    public static SharedMediaDriver launch(final String label, final IdleStrategy idle) {
         final String dir = CommonContext.getAeronDirectoryName() + "-rdma-bus-shared-" + label + "-" + UUID.randomUUID();
         final MediaDriver.Context ctx = new MediaDriver.Context()
             .aeronDirectoryName(dir)
@@ -51,8 +65,7 @@ public final class SharedMediaDriver implements AutoCloseable {
             .ipcMtuLength(MTU_BYTES)
             .flowControlReceiverTimeoutNs(TimeUnit.SECONDS.toNanos(2))
             .threadingMode(ThreadingMode.SHARED)
-            // the machine may have 2 cores: back off to parking when idle, never busy-spin
-            .sharedIdleStrategy(new BackoffIdleStrategy(10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1)))
+            .sharedIdleStrategy(idle)
             .sharedThreadFactory(r -> {
                 final Thread t = new Thread(r, "rdma-bus-samples-driver-" + label);
                 t.setDaemon(true);

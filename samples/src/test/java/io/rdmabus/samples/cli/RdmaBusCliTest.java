@@ -125,7 +125,7 @@ class RdmaBusCliTest {
         System.setProperty("rdmabus.idle-strategy", "yielding");
         try {
             assertEquals(0, run("ping", "-n", "100", "--warmup", "10", "--timeout-s", "60"), out + " / " + err);
-            assertTrue(out.toString().contains("transport: aeron-ipc (two buses in this process), INVOKER threading, yielding idle"),
+            assertTrue(out.toString().contains("transport: aeron-ipc (2 buses in this process, one media driver), INVOKER threading, yielding idle"),
                 out.toString());
             System.setProperty("rdmabus.threading-mode", "invoker");
             assertEquals(2, run("throughput", "--duration-s", "1"));

@@ -2,20 +2,30 @@ package io.rdmabus.samples.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.File;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
+import io.aeron.CommonContext;
 import io.rdmabus.Bus;
+import io.rdmabus.Delivery;
+import io.rdmabus.Topic;
+import io.rdmabus.codecs.Codecs;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+
+import reactor.core.publisher.Flux;
 
 class LocalBusesTest {
     @Test
@@ -30,6 +40,24 @@ class LocalBusesTest {
             assertEquals("tcp", bus.transportName());
             assertThrows(BindException.class, () -> new ServerSocket(port, 1, InetAddress.getLoopbackAddress()).close(),
                 "the second bus listens on its endpoint");
+        }
+    }
+
+    /** aeron-udp: the group's buses share one media driver, not one embedded driver each, and reach each other over UDP. */
+    @Test
+    void aeronUdpBusesShareOneMediaDriverAndReachEachOther() throws Exception {
+        final String busName = "local-udp-" + ProcessHandle.current().pid();
+        try (LocalBuses group = LocalBuses.create("aeron-udp", 2)) {
+            final Bus pub = group.newBus(busName + "-pub");
+            final Bus sub = group.newBus(busName + "-sub");
+            assertTrue(new File(group.aeronDirectory(), "cnc.dat").isFile(), "the group's driver runs in " + group.aeronDirectory());
+            final File aeronDir = new File(CommonContext.getAeronDirectoryName());
+            final String[] ownDrivers = aeronDir.getParentFile().list((dir, name) -> name.startsWith(aeronDir.getName() + "-rdma-bus-" + busName));
+            assertEquals(List.of(), ownDrivers == null ? List.of() : List.of(ownDrivers), "embedded drivers of the group's buses");
+            final Topic<String> topic = Topic.of("local-udp", Codecs.utf8(), Delivery.RELIABLE);
+            final var received = sub.subscribe(topic).take(3).collectList().toFuture();
+            pub.publish(topic, Flux.just("a", "b", "c")).block(Duration.ofSeconds(20));
+            assertEquals(List.of("a", "b", "c"), received.get(20, TimeUnit.SECONDS));
         }
     }
 
