@@ -390,8 +390,8 @@ public final class AeronTransport implements Transport {
 
     /**
      * Adds one Aeron subscription per channel (UDP unicast: one per publisher control endpoint) with every request sent
-     * before any answer is awaited, so the driver answers them in one round trip rather than one each (with 12 endpoints
-     * a topic's subscribe took some 47 ms here, one add after another). On the {@link #control} thread. If one fails,
+     * before any answer is awaited, so subscribing waits for one round trip to the driver rather than one per endpoint
+     * (docs/aeron-compat.md). On the {@link #control} thread. If one fails,
      * or the driver has not answered them all within {@link #AERON_CLIENT_TIMEOUT_NS}, the ones added are closed, the
      * others removed, and the error thrown.
      */
