@@ -19,6 +19,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -44,6 +45,8 @@ import reactor.core.Disposable;
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
     "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"})
 public class HotPathBenchmark {
+    /** Messages per {@link #publishBatchAndDeliver()} call. */
+    static final int BATCH = 16;
     /** The index of the subscriber's count in {@link #received}. */
     private static final int COUNT = 8;
 
@@ -73,6 +76,8 @@ public class HotPathBenchmark {
     private BusPublication<byte[]> publication;
     private Disposable subscription;
     private byte[] payload;
+    /** {@link #BATCH} references to {@link #payload}, for {@link #publishBatchAndDeliver()}. */
+    private byte[][] batch;
     /**
      * Messages the subscriber got, written by the delivering thread on every message: element {@link #COUNT} of an
      * array with 64 bytes on either side of it, so it shares no cache line with anything the publishing thread touches
@@ -106,6 +111,8 @@ public class HotPathBenchmark {
             : subscriberBus.subscribe(topic).subscribe(v -> count.lazySet(COUNT, count.get(COUNT) + 1));
         publication = publisherBus.publication(topic);
         payload = new byte[sizeBytes];
+        batch = new byte[BATCH][];
+        java.util.Arrays.fill(batch, payload);
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (!publication.isConnected()) {
             if (System.nanoTime() > deadlineNs) {
@@ -128,6 +135,31 @@ public class HotPathBenchmark {
         }
         offered++;
         return status;
+    }
+
+    /**
+     * {@link #BATCH} messages per call with {@code BusPublication.offer(values, offset, length)} (the publication's
+     * ownership taken once per call); JMH's operations are messages.
+     *
+     * @return messages taken by the last offer
+     */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public int publishBatchAndDeliver() {
+        int sent = 0;
+        int taken = 0;
+        while (sent < BATCH) {
+            taken = publication.offer(batch, sent, BATCH - sent);
+            if (taken > 0) {
+                sent += taken;
+            } else if (taken == PublishStatus.CLOSED) {
+                throw new BusException("closed");
+            } else {
+                Thread.yield(); // 2 cores: let the delivery thread drain the ring
+            }
+        }
+        offered += BATCH;
+        return taken;
     }
 
     /** Checks nothing was lost, then closes everything. */

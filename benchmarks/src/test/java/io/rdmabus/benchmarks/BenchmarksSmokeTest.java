@@ -35,6 +35,9 @@ class BenchmarksSmokeTest {
                 for (int i = 0; i < 500; i++) {
                     assertEquals(0, bench.publishAndDeliver());
                 }
+                for (int i = 0; i < 50; i++) {
+                    assertTrue(bench.publishBatchAndDeliver() > 0, "the batch's last offer took something");
+                }
                 bench.tearDown(); // throws if a reliable message was lost
             }
         }

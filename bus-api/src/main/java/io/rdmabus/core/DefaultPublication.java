@@ -84,6 +84,29 @@ final class DefaultPublication<T> implements BusPublication<T> {
         }
     }
 
+    /** As {@link BusPublication#offer(Object[], int, int)}: one take of the ownership token for the whole range. */
+    @Override
+    public int offer(final T[] values, final int offset, final int length) {
+        java.util.Objects.checkFromIndexSize(offset, length, values.length);
+        if (length == 0) {
+            return 0;
+        }
+        if (!acquire()) {
+            return PublishStatus.CLOSED;
+        }
+        try {
+            for (int i = 0; i < length; i++) {
+                final int status = closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(values[offset + i]);
+                if (status != PublishStatus.OK) {
+                    return i == 0 ? status : i;
+                }
+            }
+            return length;
+        } finally {
+            release();
+        }
+    }
+
     @Override
     public int flush() {
         if (!acquire()) {

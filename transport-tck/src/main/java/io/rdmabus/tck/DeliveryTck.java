@@ -81,6 +81,49 @@ public abstract class DeliveryTck extends HostileFrameTck {
     }
 
     /**
+     * {@code BusPublication.offer(values, offset, length)}: a reliable stream sent in batches arrives whole and in order,
+     * as single offers would send it; each call takes part of its range or answers why it took nothing. An empty range
+     * takes nothing, a range outside the array is refused, and a closed publication answers CLOSED.
+     */
+    @Test
+    @ScaledTimeout(30)
+    void batchOffersDeliverTheirRangeInOrderAndSayHowManyTheyTook() throws InterruptedException {
+        final Bus pubBus = bus("pub");
+        final Bus subBus = bus("sub");
+        final Topic<String> topic = topic("batch", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(pubBus, topic);
+        awaitConnected(pub);
+        final int n = 10_000;
+        final int batch = 64;
+        // one value on either side of the range [1, n] that no call may send
+        final String[] values = IntStream.range(0, n + 2).mapToObj(i -> "b-" + i).toArray(String[]::new);
+        final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
+        int sent = 0;
+        while (sent < n) {
+            final int asked = Math.min(batch, n - sent);
+            final int taken = pub.offer(values, 1 + sent, asked);
+            assertTrue(taken <= asked, "took " + taken + " of " + asked);
+            if (taken > 0) {
+                sent += taken;
+                continue;
+            }
+            assertTrue(taken == PublishStatus.BACK_PRESSURED || taken == PublishStatus.NOT_CONNECTED,
+                () -> "a batch took nothing: " + PublishStatus.describe(taken));
+            assertTrue(System.nanoTime() < deadlineNs, "sent " + sent + " of " + n + " within " + deliveryTimeout);
+            LockSupport.parkNanos(OFFER_RETRY_PAUSE_NS);
+        }
+        assertTrue(rec.awaitCount(n, deliveryTimeout), () -> "received " + rec.count() + " of " + n);
+        assertEquals(IntStream.rangeClosed(1, n).mapToObj(i -> "b-" + i).toList(), rec.received().stream().map(Received::value).toList(),
+            "values or order differ");
+        assertTrue(rec.received().stream().allMatch(r -> r.lostBefore() == 0 && r.sessionId() == pub.sessionId()), "loss or another session");
+        assertEquals(0, pub.offer(values, 0, 0), "an empty range");
+        assertThrows(IndexOutOfBoundsException.class, () -> pub.offer(values, n, 3));
+        pub.close();
+        assertEquals(PublishStatus.CLOSED, pub.offer(values, 0, 1));
+    }
+
+    /**
      * Every frame carries the publisher's wall clock (epoch ns, after 2020: the hosts of a two-guest run have clocks of
      * their own, so nothing tighter), unless the topic is {@code withoutTimestamps()}: then every message says 0.
      */
