@@ -31,6 +31,8 @@ final class BusLoad implements Load {
     private final boolean inPlace;
     /** Topics stamp frames with the publisher's clock (the default), else {@code Topic.withoutTimestamps()}. */
     private final boolean timestamps;
+    /** Messages per offer call in one-way runs. */
+    private final int batch;
     /** INVOKER: the thread that runs bus b's duty cycles; else null. */
     private final Thread driverOfB;
     private volatile boolean running = true;
@@ -41,8 +43,14 @@ final class BusLoad implements Load {
      * @param threadingMode the buses' threading mode
      * @param inPlace       subscribers read in place ({@code Bus.subscribeInPlace}) instead of through a {@code Flux}
      * @param timestamps    false: the topics are {@code withoutTimestamps()}
+     * @param batch         one-way runs offer this many messages per call ({@code BusPublication.offer(values, offset,
+     *                      length)}); 1: one {@code offer(value)} per message
      */
-    BusLoad(final String transport, final ThreadingMode threadingMode, final boolean inPlace, final boolean timestamps) {
+    BusLoad(final String transport, final ThreadingMode threadingMode, final boolean inPlace, final boolean timestamps, final int batch) {
+        if (batch < 1) {
+            throw new IllegalArgumentException("batch must be at least 1, was " + batch);
+        }
+        this.batch = batch;
         this.threadingMode = threadingMode;
         this.inPlace = inPlace;
         this.timestamps = timestamps;
@@ -71,6 +79,12 @@ final class BusLoad implements Load {
     /** INVOKER: one duty cycle of bus a on this (the publishing) thread; else nothing. @return the work done */
     private int driveA() {
         return driverOfB != null ? a.doWork() : 0;
+    }
+
+    /** @return 1 if {@code payload} was taken, else the refusal's {@link PublishStatus} code */
+    private static int offerOne(final BusPublication<byte[]> pub, final byte[] payload) {
+        final int status = pub.offer(payload);
+        return status == PublishStatus.OK ? 1 : status;
     }
 
     private Topic<byte[]> topic(final String name) {
@@ -106,13 +120,16 @@ final class BusLoad implements Load {
                 Thread.yield();
             }
             final byte[] payload = new byte[sizeBytes];
+            final byte[][] values = new byte[batch][];
+            java.util.Arrays.fill(values, payload);
             final IdleStrategy idle = Load.idle();
             final long startNs = System.nanoTime();
-            for (int i = 0; i < messages; i++) {
-                int status;
+            for (int sent = 0; sent < messages;) {
+                final int asked = Math.min(batch, messages - sent);
+                int taken;
                 idle.reset();
-                while ((status = pub.offer(payload)) != PublishStatus.OK) {
-                    if (status == PublishStatus.CLOSED) {
+                while ((taken = asked == 1 ? offerOne(pub, payload) : pub.offer(values, 0, asked)) <= 0) {
+                    if (taken == PublishStatus.CLOSED) {
                         throw new IllegalStateException(label() + ": publication closed");
                     }
                     if (Load.pastDeadline(deadlineNs)) {
@@ -120,6 +137,7 @@ final class BusLoad implements Load {
                     }
                     idle.idle(driveA());
                 }
+                sent += taken;
             }
             while (received.get() < messages) {
                 if (Load.pastDeadline(deadlineNs)) {

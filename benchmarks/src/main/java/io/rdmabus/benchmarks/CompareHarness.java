@@ -70,6 +70,10 @@ public final class CompareHarness implements Callable<Integer> {
         description = "the bus's topics stamp every frame with the publisher's clock: true, or false for Topic.withoutTimestamps() "
             + "(raw contenders never stamp) (default: ${DEFAULT-VALUE})")
     boolean timestamps;
+    @Option(names = "--batch", defaultValue = "1",
+        description = "one-way runs: the bus offers this many messages per call (BusPublication.offer(values, offset, length), the "
+            + "publication's ownership taken once per call); raw contenders send one at a time (default: ${DEFAULT-VALUE})")
+    int batch;
     @Option(names = "--plot", defaultValue = "docs/benchmarks-latency.png", description = "PNG to write, '' for none (default: ${DEFAULT-VALUE})")
     String plot;
 
@@ -98,8 +102,9 @@ public final class CompareHarness implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (messages < 1 || rounds < 1 || warmupRounds < 0 || pings < 10 || sizes.isEmpty() || fanOut.isEmpty()) {
-            throw new IllegalArgumentException("need --messages >= 1, --rounds >= 1, --warmup-rounds >= 0, --pings >= 10, some --sizes and --fanout");
+        if (messages < 1 || rounds < 1 || warmupRounds < 0 || pings < 10 || sizes.isEmpty() || fanOut.isEmpty() || batch < 1) {
+            throw new IllegalArgumentException("need --messages >= 1, --rounds >= 1, --warmup-rounds >= 0, --pings >= 10, --batch >= 1, "
+                + "some --sizes and --fanout");
         }
         if (!List.of("copy", "in-place").contains(subscriber) || !List.of("as-bus", "copy", "in-place").contains(rawSubscriber)) {
             throw new IllegalArgumentException("--subscriber must be copy or in-place, --raw-subscriber as-bus, copy or in-place; got "
@@ -114,13 +119,14 @@ public final class CompareHarness implements Callable<Integer> {
         System.out.println("# rdma-bus comparison: " + messages + " messages x " + rounds + " rounds per size (after " + warmupRounds
             + " untimed), " + pings + " round trips; "
             + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage() + "; bus subscriber " + subscriber
-            + (timestamps ? "" : " without timestamps") + ", raw subscriber " + (rawCopies ? "copy" : "in-place")
+            + (timestamps ? "" : " without timestamps") + (batch == 1 ? "" : ", bus offers in batches of " + batch)
+            + ", raw subscriber " + (rawCopies ? "copy" : "in-place")
             + ", raw Aeron pongs received by " + (pongPoller ? "a poller thread" : "the pinger"));
         for (final String section : sections) {
             switch (section) {
-                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace, timestamps),
+                case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace, timestamps, batch),
                     () -> new RawAeronLoad(rawCopies, pongPoller));
-                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace, timestamps), () -> new RawTcpLoad(rawCopies));
+                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace, timestamps, batch), () -> new RawTcpLoad(rawCopies));
                 case "fanout" -> fanOut();
                 default -> throw new IllegalArgumentException("unknown section '" + section + "': use aeron, tcp, fanout");
             }
