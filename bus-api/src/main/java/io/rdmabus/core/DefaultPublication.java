@@ -78,7 +78,7 @@ final class DefaultPublication<T> implements BusPublication<T> {
             return PublishStatus.CLOSED;
         }
         try {
-            return closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(value);
+            return offerOwned(value);
         } finally {
             release();
         }
@@ -96,7 +96,7 @@ final class DefaultPublication<T> implements BusPublication<T> {
         }
         try {
             for (int i = 0; i < length; i++) {
-                final int status = closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(values[offset + i]);
+                final int status = offerOwned(values[offset + i]);
                 if (status != PublishStatus.OK) {
                     return i == 0 ? status : i;
                 }
@@ -117,6 +117,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
         } finally {
             release();
         }
+    }
+
+    /** With the token held: CLOSED once a close was asked for or the bus closed, else the offer's status. */
+    private int offerOwned(final T value) {
+        return closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(value);
     }
 
     private boolean acquire() {

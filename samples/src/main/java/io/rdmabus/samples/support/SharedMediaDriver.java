@@ -7,8 +7,8 @@ import java.util.concurrent.TimeUnit;
 import io.aeron.CommonContext;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
+import io.rdmabus.IdleStrategies;
 
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
 /**
@@ -40,7 +40,7 @@ public final class SharedMediaDriver implements AutoCloseable {
      */
     public static SharedMediaDriver launch(final String label) {
         // the machine may have 2 cores: back off to parking when idle, never busy-spin
-        return launch(label, new BackoffIdleStrategy(10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1)));
+        return launch(label, IdleStrategies.supplier("backoff").get());
     }
 
     /**
