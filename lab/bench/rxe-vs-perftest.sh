@@ -5,7 +5,7 @@
 # other, never at the same time. Prints a table and the ratio lines, writes raw logs + summary.md to the output folder.
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--warmup-s S] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
-#                      [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
+#                      [--rate-batch N] [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
 #                      [--threading DEDICATED|SHARED|INVOKER] [--jfr] [--java-opt OPT]... [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
@@ -16,6 +16,8 @@
 #                alone the phase measured first came out slowest, whatever its idle strategy
 #   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
 #                after --rate-warmup-s, default 15, of unmeasured publishing: the JIT under TCG needs that long)
+#   --rate-batch messages per offer in the bus rate phase (default 1); above 1 the publisher uses the batch offer,
+#                which over UD posts a batch's datagrams with one ibv_post_send (perftest's ib_send_bw posts one at a time)
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
 #   --subscriber the ping phases' subscribers: copy (Bus.subscribe, default) or in-place (Bus.subscribeInPlace, zero-copy)
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
@@ -42,6 +44,7 @@ WARMUP_S=30
 UD_SECONDS=10
 RATE_S=10
 RATE_WARMUP_S=15
+RATE_BATCH=1
 IDLES=backoff,yielding,busy-spin
 SUBSCRIBER=copy
 THREADING=SHARED
@@ -51,7 +54,7 @@ PROPERTIES=()
 JFR=0
 JAVA_OPTS=()
 
-usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
     --ud-seconds) UD_SECONDS=${2:?}; shift 2 ;;
     --rate-s) RATE_S=${2:?}; shift 2 ;;
     --rate-warmup-s) RATE_WARMUP_S=${2:?}; shift 2 ;;
+    --rate-batch) RATE_BATCH=${2:?}; shift 2 ;;
     --idle) IDLES=${2:?}; shift 2 ;;
     --subscriber) SUBSCRIBER=${2:?}; shift 2 ;;
     --threading) THREADING=${2:?}; shift 2 ;;
@@ -79,11 +83,11 @@ done
 [[ $SUBSCRIBER =~ ^(copy|in-place)$ ]] || { echo "rxe-vs-perftest: --subscriber wants copy or in-place" >&2; exit 2; }
 [[ $THREADING =~ ^(DEDICATED|SHARED|INVOKER)$ ]] || { echo "rxe-vs-perftest: --threading wants DEDICATED, SHARED or INVOKER" >&2; exit 2; }
 [[ $TOPOLOGIES =~ ^[12](,[12])*$ ]] || { echo "rxe-vs-perftest: --guests wants 2, 1 or a list like 2,1" >&2; exit 2; }
-for v in "$COUNT" "$WARMUP" "$WARMUP_S" "$UD_SECONDS" "$RATE_S" "$RATE_WARMUP_S" "$TIMEOUT_S"; do
+for v in "$COUNT" "$WARMUP" "$WARMUP_S" "$UD_SECONDS" "$RATE_S" "$RATE_WARMUP_S" "$RATE_BATCH" "$TIMEOUT_S"; do
   is_uint "$v" || { echo "rxe-vs-perftest: '$v' is not a non-negative integer" >&2; exit 2; }
 done
-[ "$COUNT" -ge 10 ] && [ "$UD_SECONDS" -ge 1 ] && [ "$RATE_S" -ge 1 ] \
-  || { echo "rxe-vs-perftest: need --count >= 10, --ud-seconds >= 1, --rate-s >= 1" >&2; exit 2; }
+[ "$COUNT" -ge 10 ] && [ "$UD_SECONDS" -ge 1 ] && [ "$RATE_S" -ge 1 ] && [ "$RATE_BATCH" -ge 1 ] \
+  || { echo "rxe-vs-perftest: need --count >= 10, --ud-seconds >= 1, --rate-s >= 1, --rate-batch >= 1" >&2; exit 2; }
 [[ $IDLES =~ ^(busy-spin|yielding|backoff|sleeping)(,(busy-spin|yielding|backoff|sleeping))*$ ]] \
   || { echo "rxe-vs-perftest: --idle wants a list of busy-spin, yielding, backoff, sleeping" >&2; exit 2; }
 
@@ -149,6 +153,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
   echo "--threading"; echo "$THREADING"
   echo "--rate-s"; echo "$RATE_S"
   echo "--rate-warmup-s"; echo "$RATE_WARMUP_S"
+  echo "--rate-batch"; echo "$RATE_BATCH"
   for p in ${PROPERTIES[@]+"${PROPERTIES[@]}"}; do echo "--property"; echo "$p"; done
 } > "$OUT/launch/bench.args"
 
@@ -171,7 +176,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
@@ -245,8 +250,8 @@ for guests in ${TOPOLOGIES//,/ }; do
     r_rx=$(ratio "$bus_rx" "$pf_rx"); r_tx=$(ratio "$bus_tx" "$pf_tx")
     [ -n "$r_rx" ] || overall=1
     rate_err=$(prop "$res" rate.error)
-    echo "| 64 B message rate, received (perftest UD server side; bus BEST_EFFORT subscriber) | $(show "$pf_rx") msg/s | $(show "$bus_rx") msg/s${rate_err:+ (failed: $rate_err)} | $(show "$r_rx") |"
-    echo "| 64 B message rate, sent (perftest UD client side; bus publisher, offers taken) | $(show "$pf_tx") msg/s | $(show "$bus_tx") msg/s | $(show "$r_tx") |"
+    echo "| 64 B message rate, received (perftest UD server side; bus BEST_EFFORT subscriber$([ "$RATE_BATCH" = 1 ] || echo ", publisher's batch offers of $RATE_BATCH")) | $(show "$pf_rx") msg/s | $(show "$bus_rx") msg/s${rate_err:+ (failed: $rate_err)} | $(show "$r_rx") |"
+    echo "| 64 B message rate, sent (perftest UD client side; bus publisher, messages taken) | $(show "$pf_tx") msg/s | $(show "$bus_tx") msg/s | $(show "$r_tx") |"
     echo
     echo "Bus best-effort path (from the publisher process's QPs, \`rdma resource show qp\` send PSNs before/after the rate"
     echo "phase): **$(show "$path")**. Rate phase: received $(show "$(prop "$res" rate.received.messages)") of"
@@ -259,7 +264,7 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
     echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
     echo "    java \$RDMABUS_JVM_FLAGS -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
-    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S$PROP_TEXT"
+    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH$PROP_TEXT"
   } >> "$SUMMARY"
 done
 

@@ -95,13 +95,18 @@ final class DefaultPublication<T> implements BusPublication<T> {
             return PublishStatus.CLOSED;
         }
         try {
-            for (int i = 0; i < length; i++) {
-                final int status = offerOwned(values[offset + i]);
-                if (status != PublishStatus.OK) {
-                    return i == 0 ? status : i;
+            transportPublication.beginBatch();
+            try {
+                for (int i = 0; i < length; i++) {
+                    final int status = offerOwned(values[offset + i]);
+                    if (status != PublishStatus.OK) {
+                        return i == 0 ? status : i;
+                    }
                 }
+                return length;
+            } finally {
+                transportPublication.endBatch(); // the transport sends what it held for the batch
             }
-            return length;
         } finally {
             release();
         }

@@ -18,6 +18,19 @@ public interface TransportPublication extends AutoCloseable {
     /** @return the reusable claim filled by the last successful {@link #tryClaim} */
     FrameClaim claim();
 
+    /**
+     * The bus is about to claim and commit several frames in a row on this thread ({@code BusPublication}'s batch
+     * offer). Until {@link #endBatch()} the transport may hold committed frames and send them together (one verbs
+     * post for the batch); a claim that needs what the held frames hold sends them first. Default: nothing changes,
+     * each commit sends its frame.
+     */
+    default void beginBatch() {
+    }
+
+    /** Ends {@link #beginBatch()}: every frame committed since is sent (handed to the device or the peers) now. */
+    default void endBatch() {
+    }
+
     /** @return the largest frame (header + payload) this publication carries in one piece */
     int maxFrameLength();
 

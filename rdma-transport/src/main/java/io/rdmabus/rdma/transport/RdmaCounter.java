@@ -67,6 +67,12 @@ enum RdmaCounter implements CounterDescriptor {
     UD_SINK_DROPPED("udSinkDropped", Scope.UD, "poller", "UD frames a back-pressuring sink did not take"),
     UD_RECEIVE_ERRORS("udReceiveErrors", Scope.UD, "poller", "failed UD receive completions"),
     UD_FOREIGN_PEERS("udForeignPeers", Scope.UD, "poller", "subscribers announcing another rdma.domain"),
+    UD_DATAGRAMS_SENT("udDatagramsSent", Scope.UD, "publishers",
+            "UD datagrams posted by the BEST_EFFORT publications (one per frame and subscriber unicast, one per frame multicast)"),
+    UD_SEND_POSTS("udSendPosts", Scope.UD, "publishers",
+            "ibv_post_send calls of the UD publications: one per frame, one per chain of a batch offer"),
+    UD_DATAGRAMS_NOT_POSTED("udDatagramsNotPosted", Scope.UD, "publishers",
+            "UD datagrams lost before the device: it refused the post, or a subscriber's address handle closed under the publisher"),
     UD_GAP_FRAMES("udGapFrames", Scope.UD_RECOVERY, "poller",
             "subscriber: frames found missing in UD streams (gap recovery on); each ends recovered, given up, not recoverable or "
                     + "filled by a late datagram"),

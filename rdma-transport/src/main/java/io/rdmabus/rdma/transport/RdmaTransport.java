@@ -176,6 +176,9 @@ public final class RdmaTransport implements Transport {
             case UD_SINK_DROPPED -> ud.sinkDropped();
             case UD_RECEIVE_ERRORS -> ud.receiveErrors();
             case UD_FOREIGN_PEERS -> ud.foreignPeers();
+            case UD_DATAGRAMS_SENT -> ud.publicationTotal(UdSendCounts::sent);
+            case UD_SEND_POSTS -> ud.publicationTotal(UdSendCounts::posts);
+            case UD_DATAGRAMS_NOT_POSTED -> ud.publicationTotal(UdSendCounts::postFailures);
             case UD_GAP_FRAMES -> ud.recoveryReceiver.gapFrames();
             case UD_NAKS_SENT -> ud.recoveryReceiver.naksSent();
             case UD_FRAMES_RECOVERED -> ud.recoveryReceiver.recovered();

@@ -114,6 +114,8 @@ final class UdEndpoint implements AutoCloseable {
     final UdSendRing sendRing = new UdSendRing(SEND_QUEUE_DEPTH, pools, outstanding);
     private final AtomicInteger nextPool = new AtomicInteger();
     private final List<UdPublication> publications = new ArrayList<>();
+    /** The send counts of the publications closed so far (guarded by {@link #publications}). */
+    private final UdSendCounts.Closed closedTotals = new UdSendCounts.Closed();
     private final List<UdRemote> retired = new ArrayList<>();
     /** The multicast groups joined (null until the constructor created the ids). */
     private final UdGroups groups;
@@ -300,6 +302,22 @@ final class UdEndpoint implements AutoCloseable {
         }
     }
 
+    /**
+     * @param count one of the publications' send counts ({@link UdSendCounts#sent}, {@link UdSendCounts#posts},
+     *              {@link UdSendCounts#postFailures})
+     * @return that count summed over the open publications and those closed before (any thread; each publisher writes
+     *     its own, so a read may miss its latest post)
+     */
+    long publicationTotal(final java.util.function.ToLongFunction<UdSendCounts> count) {
+        synchronized (publications) {
+            long total = count.applyAsLong(closedTotals);
+            for (int i = 0; i < publications.size(); i++) {
+                total += count.applyAsLong(publications.get(i));
+            }
+            return total;
+        }
+    }
+
     /** Adds the topic ids of the open UD publications to {@code out} (discovery adverts; cm thread). */
     void addPublishedTopics(final java.util.Set<Integer> out) {
         synchronized (publications) {
@@ -325,7 +343,9 @@ final class UdEndpoint implements AutoCloseable {
     void removePublication(final UdPublication pub) {
         pools.compareAndSet(pub.poolIndex, pub, null);
         synchronized (publications) {
-            publications.remove(pub);
+            if (publications.remove(pub)) {
+                closedTotals.add(pub);
+            }
         }
         if (pub.group != null) {
             groups.releaseGroup(pub.group);

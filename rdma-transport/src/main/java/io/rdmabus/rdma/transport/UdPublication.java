@@ -20,15 +20,21 @@ import org.agrona.concurrent.UnsafeBuffer;
  * A BEST_EFFORT topic's sending side over UD: a registered pool of datagram-sized send slots. {@link #tryClaim} takes
  * the next slot if its previous sends completed; {@link #commit} posts one datagram to the topic's multicast group
  * (multicast mode) or one per subscriber's address handle (unicast mode) from that slot, which returns to the pool
- * when the last of those sends completes. Who subscribes is known from the SUB messages on the RC control
- * connections ({@link TopicRoute}); no credits: UD never back-pressures the publisher for a slow subscriber (the
- * subscriber's receive queue drops, and the bus reports the gap from its sequence numbers).
+ * when the last of those sends completes. Who subscribes is known from the SUB messages on the RC control connections
+ * ({@link TopicRoute}); no credits: UD never back-pressures the publisher for a slow subscriber (the subscriber's
+ * receive queue drops, and the bus reports the gap from its sequence numbers).
+ *
+ * <p>Batches: between {@link #beginBatch} and {@link #endBatch} (the bus's batch offer) commits chain their datagrams
+ * instead, and one {@code ibv_post_send} posts the chain at the end of the batch (or when it fills). On rxe a post is
+ * a system call, and those calls were most of a publishing thread's time (rdma-transport.md, UD path).
  *
  * <p>{@link TransportStatus#NOT_CONNECTED} when no subscriber is known, {@link TransportStatus#BACK_PRESSURED} when
  * the slot is still in flight or the UD send queue is full.
  */
-final class UdPublication implements TransportPublication, FrameClaim {
+final class UdPublication implements TransportPublication, FrameClaim, UdSendCounts {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
+    /** Work requests in one post at most: a frame's datagrams (one per destination, up to 64), or a batch's frames. */
+    static final int CHAIN_CAPACITY = 64;
 
     final int poolIndex;
     final UdGroups.Group group;
@@ -41,10 +47,18 @@ final class UdPublication implements TransportPublication, FrameClaim {
     private final MemoryRegion mr;
     private final UnsafeBuffer view;
     /**
-     * The frame's datagrams, one per destination, posted with one {@code ibv_post_send} ({@link UdSendRing#post}):
-     * preallocated off-heap work requests, owned by the thread holding the claim ({@link ClaimGate}).
+     * The chain: the frame's datagrams, one per destination (and in a batch the earlier frames' too), posted with one
+     * {@code ibv_post_send} ({@link UdSendRing#post}): preallocated off-heap work requests, owned by the thread holding
+     * the claim or the batch ({@link ClaimGate}).
      */
     private final SendRequestList requests;
+    /** Per request of the chain: its {@link UdSendRing} entry (the slot it reads at send time, or none). */
+    private final long[] entries;
+    /** Per frame of a batch's chain: its slot, held (one reference) until the post copies its inline datagrams. */
+    private final int[] heldSlots;
+    private int heldCount;
+    /** Inside {@link #beginBatch}/{@link #endBatch}: commits chain, the end of the batch posts. */
+    private boolean batching;
     /** Per slot: datagrams posted from it whose completion the poller has not seen yet (0 = free). */
     private final AtomicIntegerArray refs;
     private final UdEndpoint.UdRemote[] targets = new UdEndpoint.UdRemote[64];
@@ -58,6 +72,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
     /** The last frames, copied, for subscribers' NAKs ({@code rdma.ud.recovery.frames}); null when recovery is off. */
     private final UdRetention retention;
     private long sent;
+    private long posts;
     private long postFailures;
     private long skippedNoAddress;
 
@@ -74,7 +89,9 @@ final class UdPublication implements TransportPublication, FrameClaim {
         this.maxFrame = slotBytes - Wire.ENVELOPE_BYTES;
         this.view = new UnsafeBuffer(mr.address(), (int) mr.sizeBytes());
         this.refs = new AtomicIntegerArray(slots);
-        this.requests = new SendRequestList(targets.length);
+        this.requests = new SendRequestList(CHAIN_CAPACITY);
+        this.entries = new long[CHAIN_CAPACITY];
+        this.heldSlots = new int[CHAIN_CAPACITY];
         this.retention = endpoint.config.recovers(topic.name()) ? new UdRetention(endpoint.config.recoveryFrames(), maxFrame) : null;
     }
 
@@ -84,11 +101,13 @@ final class UdPublication implements TransportPublication, FrameClaim {
             return TransportStatus.CLOSED;
         }
         if (claimed) {
-            abort(); // an earlier claim never committed (it opens the gate: before entering again)
+            abort(); // an earlier claim never committed (outside a batch it opens the gate: before entering again)
         }
-        gate.enter();
+        if (!batching) {
+            gate.enter();
+        }
         final int status = closed ? TransportStatus.CLOSED : claim(frameLength); // closed again: close() may have raced us
-        if (status != TransportStatus.OK) {
+        if (status != TransportStatus.OK && !batching) {
             gate.leave();
         }
         return status;
@@ -102,6 +121,9 @@ final class UdPublication implements TransportPublication, FrameClaim {
         if (!anyLive(subs)) {
             return TransportStatus.NOT_CONNECTED;
         }
+        if (refs.get(cursor) != 0 && heldCount > 0) {
+            postChain(); // the slot may be one the batch holds until its post
+        }
         if (refs.get(cursor) != 0) {
             return TransportStatus.BACK_PRESSURED;
         }
@@ -109,7 +131,10 @@ final class UdPublication implements TransportPublication, FrameClaim {
         if (group != null) {
             n = 1;
         } else {
-            endpoint.posters.incrementAndGet(); // before reading handles: see UdEndpoint.onPollerDuty
+            if (!holdingRemotes) {
+                holdingRemotes = true;
+                endpoint.posters.incrementAndGet(); // before reading handles: see UdEndpoint.onPollerDuty
+            }
             n = 0;
             for (Connection c : subs) {
                 if (!c.live()) {
@@ -123,14 +148,15 @@ final class UdPublication implements TransportPublication, FrameClaim {
                 }
             }
             if (n == 0) {
-                endpoint.posters.decrementAndGet();
+                releaseRemotesUnlessChained();
                 return TransportStatus.NOT_CONNECTED; // live subscribers, none reachable over UD (another bus identity)
             }
-            holdingRemotes = true;
         }
         if (endpoint.outstanding.addAndGet(n) > UdEndpoint.SEND_QUEUE_DEPTH) {
             endpoint.outstanding.addAndGet(-n);
-            release();
+            targetCount = n;
+            clearTargets();
+            releaseRemotesUnlessChained();
             return TransportStatus.BACK_PRESSURED;
         }
         targetCount = n;
@@ -183,54 +209,95 @@ final class UdPublication implements TransportPublication, FrameClaim {
             retention.record(view, base + Wire.ENVELOPE_BYTES, claimLength); // gap recovery: a copy for NAKs
         }
         final int bytes = Wire.ENVELOPE_BYTES + claimLength;
-        // inline: the provider copies the datagram into the work request at post time, so the slot is free again at once
+        // inline: the provider copies the datagram into the work request at post time, so the slot is free again then
         final boolean inline = bytes <= endpoint.maxInlineBytes;
-        if (!inline) {
-            refs.set(slot, targetCount); // the device reads the slot: each datagram holds it until its release
+        if (requests.count() + targetCount > requests.capacity() || heldCount == heldSlots.length) {
+            postChain(); // a batch's chain is full
         }
-        requests.clear();
+        final int before = requests.count();
+        final long entry = inline ? UdSendRing.NO_SLOT : UdSendRing.slotEntry(poolIndex, slot);
         if (group != null) {
-            add(base, bytes, inline, group.ah, UdEndpoint.MULTICAST_QPN);
+            add(base, bytes, inline, group.ah, UdEndpoint.MULTICAST_QPN, entry);
         } else {
             for (int i = 0; i < targetCount; i++) {
-                add(base, bytes, inline, targets[i].ah(), targets[i].qpn());
+                add(base, bytes, inline, targets[i].ah(), targets[i].qpn(), entry);
             }
         }
-        final int posted = requests.count() == 0 ? 0 : endpoint.sendRing.post(endpoint.poster, requests, poolIndex, slot, !inline);
-        requests.clear();
+        final int added = requests.count() - before;
+        if (!inline && added > 0) {
+            refs.set(slot, added); // the device reads the slot: each datagram holds it until its release
+        } else if (inline && batching) {
+            refs.set(slot, 1); // the chain's post reads the slot (copies it inline): held until then
+            heldSlots[heldCount++] = slot;
+        }
+        lost(targetCount - added); // not added: the handle closed under us (peer left, transport closing)
+        clearTargets();
+        if (!batching) {
+            postChain();
+            gate.leave();
+        }
+    }
+
+    /**
+     * Posts the chain with one {@code ibv_post_send} and lets go of what it held: the slots of its inline frames and,
+     * unless a frame is being added, the peers' address handles.
+     */
+    private void postChain() {
+        final int n = requests.count();
+        final int posted = n == 0 ? 0 : endpoint.sendRing.post(endpoint.poster, requests, entries);
+        if (n > 0) {
+            posts++;
+        }
         sent += posted;
-        final int lost = targetCount - posted; // not posted: a closed handle, or the device refused (bad_wr and after)
-        if (lost > 0) {
-            postFailures += lost;
-            if (!inline) {
-                refs.addAndGet(slot, -lost);
+        for (int i = posted; i < n; i++) { // not posted: the device refused (bad_wr and after), or the QP closed
+            if (entries[i] != UdSendRing.NO_SLOT) {
+                refs.decrementAndGet((int) entries[i] & 0xFFFF);
             }
-            endpoint.outstanding.addAndGet(-lost);
         }
-        release();
-        gate.leave();
+        lost(n - posted);
+        requests.clear();
+        for (int i = 0; i < heldCount; i++) {
+            refs.decrementAndGet(heldSlots[i]);
+        }
+        heldCount = 0;
+        if (targetCount == 0) {
+            releaseRemotesUnlessChained(); // else a frame being committed still has its peers to add
+        }
+    }
+
+    /** Datagrams that will not go out: counted, and their send queue places given back. */
+    private void lost(final int datagrams) {
+        if (datagrams > 0) {
+            postFailures += datagrams;
+            endpoint.outstanding.addAndGet(-datagrams);
+        }
     }
 
     /** Adds one datagram to {@code ah}; leaves it out if the handle closed under us (peer left, transport closing). */
-    private void add(final int base, final int bytes, final boolean inline, final AddressHandle ah, final int qpn) {
+    private void add(final int base, final int bytes, final boolean inline, final AddressHandle ah, final int qpn, final long entry) {
         final int before = requests.count();
         try {
             requests.addSend(0, mr, base, bytes, false, inline); // UdSendRing.post sets the wr_id and the signalling
             requests.toUd(ah, qpn, endpoint.qkey);
+            entries[before] = entry;
         } catch (RuntimeException e) {
             if (requests.count() > before) {
-                requests.removeLast(); // counted as a post failure by commit (targetCount - posted)
+                requests.removeLast(); // counted as lost by commit (targetCount - added)
             }
         }
     }
 
-    /** Lets go of the peers' address handles read by {@link #tryClaim}. */
-    private void release() {
+    /** Forgets the peers read by {@link #tryClaim} (their handles stay held while the chain has datagrams to them). */
+    private void clearTargets() {
         for (int i = 0; i < targetCount; i++) {
             targets[i] = null;
         }
         targetCount = 0;
-        if (holdingRemotes) {
+    }
+
+    /** Lets go of the peers' address handles once no chained datagram still names one. */
+    private void releaseRemotesUnlessChained() {
+        if (holdingRemotes && requests.count() == 0) {
             holdingRemotes = false;
             endpoint.posters.decrementAndGet();
         }
@@ -241,8 +308,42 @@ final class UdPublication implements TransportPublication, FrameClaim {
         if (claimed) {
             claimed = false;
             endpoint.outstanding.addAndGet(-targetCount);
-            release();
+            clearTargets();
+            releaseRemotesUnlessChained();
         }
+        if (!batching) {
+            gate.leave();
+        }
+    }
+
+    /**
+     * Commits until {@link #endBatch} chain their datagrams; the chain is posted when it fills, when a claim needs a
+     * slot it holds, and at the end of the batch. Holds the claim gate for the whole batch, so {@link #close} on another
+     * thread waits for the chain's post.
+     */
+    @Override
+    public void beginBatch() {
+        if (batching) {
+            return;
+        }
+        if (claimed) {
+            abort();
+        }
+        gate.enter();
+        batching = true;
+    }
+
+    /** Posts what the batch chained (with one {@code ibv_post_send}) and opens the claim gate. */
+    @Override
+    public void endBatch() {
+        if (!batching) {
+            return;
+        }
+        if (claimed) {
+            abort(); // a claim of the batch never committed
+        }
+        postChain();
+        batching = false;
         gate.leave();
     }
 
@@ -273,13 +374,18 @@ final class UdPublication implements TransportPublication, FrameClaim {
         return retention;
     }
 
-    /** @return datagrams posted */
-    long sent() {
+    @Override
+    public long sent() {
         return sent;
     }
 
-    /** @return datagrams that could not be posted (lost) */
-    long postFailures() {
+    @Override
+    public long posts() {
+        return posts;
+    }
+
+    @Override
+    public long postFailures() {
         return postFailures;
     }
 
@@ -296,6 +402,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
         closed = true;
         if (gate.heldByCurrentThread()) {
             abort(); // only the claiming thread may: the claim's fields are its own
+            endBatch(); // a batch in progress: its chain is posted before the slots are lingered on
         }
         // Linger: posted datagrams read the slots' memory until they complete.
         final long deadline = System.nanoTime() + LINGER_NS;

@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The UD QP's data sends by post sequence, for one {@code ibv_post_send} per frame (a post list with one datagram per
- * destination) and selective signalling. The data wr_id carries the low 28 bits of the post sequence
+ * destination), or per batch of frames, and selective signalling. The data wr_id carries the low 28 bits of the post sequence
  * ({@link WorkRequestId#ofUdSend}). A UD send queue completes its work requests in order, so any completion of a data
  * send (a signalled one, or an error or flush completion, which the device generates for unsignalled ones too)
  * releases it and every data send posted before it: their publication slot references and their place in
@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 final class UdSendRing {
     /** An inline data send is signalled once in this many (a quarter of {@link UdEndpoint#SEND_QUEUE_DEPTH}). */
     static final int SIGNAL_INTERVAL = UdEndpoint.SEND_QUEUE_DEPTH / 4;
-    private static final long NO_SLOT = -1;
+    /** The ring entry of an inline datagram: it holds no publication slot. */
+    static final long NO_SLOT = -1;
 
     /** One {@code ibv_post_send} of a list: the UD QP's {@code QueuePair::postSend} (a recorder in the host test). */
     @FunctionalInterface
@@ -60,21 +61,29 @@ final class UdSendRing {
         this.mask = ring.length - 1;
     }
 
+    /** @return the ring entry of a datagram that reads {@code slot} of publication {@code poolIndex} at send time */
+    static long slotEntry(final int poolIndex, final int slot) {
+        return ((long) poolIndex << 16) | (slot & 0xFFFF);
+    }
+
     /**
-     * Posts {@code list} (the datagrams of one frame, all from {@code slot} of publication {@code poolIndex}) with one
+     * Posts {@code list} (the datagrams of one frame, or of several frames of one publication's batch) with one
      * {@code ibv_post_send}: gives each its wr_id, chooses which are signalled, and records the posted ones.
      *
-     * @param holdsSlot the datagrams read the slot at send time (not inline): the slot's reference count includes them
+     * @param entries per request of the list: {@link #slotEntry} if it reads its publication's slot at send time (not
+     *                inline; the slot's reference count includes it), else {@link #NO_SLOT}. A frame's datagrams are
+     *                consecutive, so the last of a slot-holding frame is the one whose successor has another entry.
      * @return datagrams posted: on an error, those before the one {@code bad_wr} names (the rest were not posted)
      */
-    synchronized int post(final Poster poster, final SendRequestList list, final int poolIndex, final int slot, final boolean holdsSlot) {
+    synchronized int post(final Poster poster, final SendRequestList list, final long[] entries) {
         final int n = list.count();
         if (n == 0 || postedSeq + n - releasedSeq > ring.length) {
             return 0; // cannot happen while outstanding bounds the sends in flight: refuse rather than overwrite
         }
         int since = sinceSignal;
         for (int i = 0; i < n; i++) {
-            final boolean signaled = (holdsSlot && i == n - 1) || since + 1 >= SIGNAL_INTERVAL;
+            final boolean framesLast = entries[i] != NO_SLOT && (i == n - 1 || entries[i + 1] != entries[i]);
+            final boolean signaled = framesLast || since + 1 >= SIGNAL_INTERVAL;
             list.wrId(i, WorkRequestId.ofUdSend(postedSeq + i));
             list.signal(i, signaled);
             since = signaled ? 0 : since + 1;
@@ -85,9 +94,8 @@ final class UdSendRing {
         } catch (RuntimeException e) {
             posted = 0; // the QP closed under us (transport closing): nothing went out
         }
-        final long entry = holdsSlot ? ((long) poolIndex << 16) | (slot & 0xFFFF) : NO_SLOT;
         for (int i = 0; i < posted; i++) {
-            ring[(int) (postedSeq + i) & mask] = entry;
+            ring[(int) (postedSeq + i) & mask] = entries[i];
             sinceSignal = list.signaled(i) ? 0 : sinceSignal + 1;
         }
         postedSeq += posted;

@@ -262,6 +262,69 @@ class UdRxeTest {
         assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 
+    /**
+     * A batch (the bus's batch offer) chains its frames' datagrams and posts them together: inline and slot-reading
+     * frames mixed, two subscribers, batches longer than one post list holds. Every datagram arrives in order, the
+     * publication made a handful of posts per batch instead of one per frame, and afterwards every slot is free and the
+     * send queue counts nothing but an unsignalled tail, as after single commits.
+     */
+    @Test
+    void aBatchPostsItsFramesDatagramsTogetherAndReleasesEverySlot() throws Exception {
+        RdmaTransport s1 = start("bt-sub1", List.of(), Map.of());
+        RdmaTransport s2 = start("bt-sub2", List.of(), Map.of());
+        RdmaTransport p = start("bt-pub", List.of(s1, s2), Map.of());
+        UdEndpoint e = p.udEndpoint();
+        int small = FrameHeader.LENGTH + 8;
+        int large = e.maxFrameBytes();
+        TopicDescriptor topic = new TopicDescriptor("ud-batch", 14, Delivery.BEST_EFFORT, 1000);
+        Sink k1 = new Sink();
+        Sink k2 = new Sink();
+        open.add(s1.addSubscription(topic, k1));
+        open.add(s2.addSubscription(topic, k2));
+        UdPublication pub = (UdPublication) p.addPublication(topic);
+        open.add(pub);
+        awaitConnected(pub, 2, p.route(14));
+        int n = 1200;
+        int batch = 40; // 80 datagrams: more than one post list (UdPublication.CHAIN_CAPACITY) holds
+        int seq = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (seq < n && System.nanoTime() < deadline) {
+            pub.beginBatch();
+            try {
+                for (int i = 0; i < batch && seq < n; i++) {
+                    int length = seq % 3 == 2 ? large : small;
+                    if (pub.tryClaim(length) != TransportStatus.OK) {
+                        break; // a slot or the send queue is still busy: the batch ends, its chain goes out
+                    }
+                    FrameHeader.write(pub.claim().buffer(), pub.claim().offset(), FrameHeader.FLAGS_UNFRAGMENTED, length, 14, 1, seq, 0);
+                    pub.claim().commit();
+                    seq++;
+                }
+            } finally {
+                pub.endBatch();
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the one-vCPU guest's subscribers keep up
+        }
+        assertEquals(n, seq, "frames committed within 60 s");
+        assertTrue(awaitCount(k1, n, 60_000) & awaitCount(k2, n, 60_000), "lost datagrams: " + k1.sequences.size() + ", "
+                + k2.sequences.size() + "; sub1 " + counters(s1) + "; sub2 " + counters(s2));
+        assertInOrder(k1);
+        assertInOrder(k2);
+        assertEquals(2L * n, pub.sent(), "one datagram per subscriber and frame, none failed (" + pub.postFailures() + " failed)");
+        System.err.println("UD batches of " + batch + " frames to 2 subscribers: " + n + " frames in " + pub.posts() + " posts");
+        assertTrue(pub.posts() <= n / 10, "posts per batch, not per frame: " + pub.posts() + " posts for " + n + " frames in batches of " + batch);
+        Awaitility.await("slots free and at most an unsignalled tail counted").atMost(Duration.ofSeconds(10))
+                .until(() -> pub.busySlots() == 0 && e.outstanding.get() < UdSendRing.SIGNAL_INTERVAL
+                        && e.outstanding.get() == e.sendRing.unreleased());
+        Map<String, Long> counted = p.counters();
+        assertEquals(2L * n, counted.get("udDatagramsSent"), "the transport's counters: " + counted);
+        assertEquals(pub.posts(), counted.get("udSendPosts"), "the transport's counters: " + counted);
+        assertEquals(0L, counted.get("udDatagramsNotPosted"), "the transport's counters: " + counted);
+        pub.close();
+        assertEquals(2L * n, p.counters().get("udDatagramsSent"), "a closed publication's datagrams stay counted");
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+    }
+
     @Test
     void multicastFansOutThroughTheTopicGroup() throws Exception {
         Map<String, String> mc = Map.of(UdConfig.MODE, "multicast");

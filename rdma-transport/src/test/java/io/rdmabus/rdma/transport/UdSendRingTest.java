@@ -43,14 +43,23 @@ class UdSendRingTest {
         list.close();
     }
 
-    /** Claims queue places and posts one frame of {@code datagrams} inline datagrams, as UdPublication does. */
+    private final long[] entries = new long[8];
+
+    /** Claims queue places and posts one frame of {@code datagrams} datagrams, as UdPublication does. */
     private int postFrame(final UdSendRing.Poster poster, final int datagrams, final boolean holdsSlot) {
         outstanding.addAndGet(datagrams);
         list.clear();
-        SendRequestListFixture.addInlineUd(list, datagrams);
-        final int n = ring.post(poster, list, 0, 0, holdsSlot);
+        addFrame(datagrams, holdsSlot ? UdSendRing.slotEntry(1, 0) : UdSendRing.NO_SLOT);
+        final int n = ring.post(poster, list, entries);
         outstanding.addAndGet(n - datagrams); // commit gives back the places of what was not posted
         return n;
+    }
+
+    private void addFrame(final int datagrams, final long entry) {
+        for (int i = 0; i < datagrams; i++) {
+            entries[list.count()] = entry;
+            SendRequestListFixture.addInlineUd(list, 1);
+        }
     }
 
     @Test
@@ -93,6 +102,23 @@ class UdSendRingTest {
         assertTrue(signalled.isEmpty(), "the count restarts after a signalled send: " + signalled);
         postFrame(recorder, 1, false);
         assertEquals(List.of(posted - 1), signalled);
+    }
+
+    /** A batch's chain: frames of one publication from several slots, some inline, posted with one call. */
+    @Test
+    void aChainOfFramesSignalsTheLastDatagramOfEachSlotHoldingFrameAndOneCompletionReleasesItAll() {
+        list.clear();
+        addFrame(2, UdSendRing.NO_SLOT); // 0, 1: inline
+        addFrame(2, UdSendRing.slotEntry(1, 3)); // 2, 3: read slot 3 at send time
+        addFrame(1, UdSendRing.NO_SLOT); // 4
+        addFrame(2, UdSendRing.slotEntry(1, 4)); // 5, 6: slot 4
+        addFrame(1, UdSendRing.NO_SLOT); // 7
+        outstanding.addAndGet(8);
+        assertEquals(8, ring.post(recorder, list, entries), "one post, the whole chain");
+        assertEquals(List.of(3L, 6L), signalled, "each slot-holding frame's last datagram, nothing else");
+        ring.onCompletion(6);
+        assertEquals(1, ring.unreleased(), "released up to the completed send; the inline tail waits for a later one");
+        assertEquals(1, outstanding.get());
     }
 
     @Test
