@@ -51,7 +51,7 @@ import reactor.core.Disposable;
  *   <li>{@code ping-<idle>}: RELIABLE round trips of {@code --size} bytes, one at a time (server echoes, client
  *   measures), once per idle strategy in {@code --idle}; each pair of buses uses its own rdma_cm port.</li>
  *   <li>{@code rate}: BEST_EFFORT messages of {@code --size} bytes, server publishes as fast as the topic takes them
- *   for {@code --rate-warmup-s + --rate-s} seconds, client subscribes. Each payload carries its sequence number, so
+ *   ({@code --rate-batch} per offer) for {@code --rate-warmup-s + --rate-s} seconds, client subscribes. Each payload carries its sequence number, so
  *   the client counts exactly the messages of the measured window (sequence range sent after the warm-up) and times
  *   them with its own clock (the guests' clocks are not compared).</li>
  * </ul>
@@ -278,7 +278,7 @@ public final class RxeBusBench implements Callable<Integer> {
                     firstMeasuredSeq = seq;
                 }
                 if (nowNs >= nextReportNs) { // once a second: shows when the JIT has warmed the path up
-                    log("server: rate %s second: %,d offers taken", firstMeasuredSeq < 0 ? "warm-up" : "measured", seq - lastReportSeq);
+                    log("server: rate %s second: %,d messages taken", firstMeasuredSeq < 0 ? "warm-up" : "measured", seq - lastReportSeq);
                     lastReportSeq = seq;
                     nextReportNs += TimeUnit.SECONDS.toNanos(1);
                 }

@@ -141,6 +141,20 @@ class RdmaBusCliTest {
     @Test
     void throughputOnAeronIpcMovesEveryMessage() {
         assertEquals(0, run("throughput", "-t", "aeron-ipc", "--sizes", "64,1024", "--duration-s", "1"), out + " / " + err);
+        assertEveryMessageReceivedForBothSizes();
+    }
+
+    @Test
+    void throughputWithBatchOffersMovesEveryMessage() {
+        assertEquals(2, run("throughput", "--batch", "0"));
+        assertTrue(err.toString().contains("--batch >= 1"), err.toString());
+        out.getBuffer().setLength(0);
+        assertEquals(0, run("throughput", "-t", "aeron-ipc", "--sizes", "64,1024", "--duration-s", "1", "--batch", "16"), out + " / " + err);
+        assertTrue(out.toString().contains(", batch offers of 16"), out.toString());
+        assertEveryMessageReceivedForBothSizes();
+    }
+
+    private void assertEveryMessageReceivedForBothSizes() {
         final Matcher m = Pattern.compile("size +(\\d+) B: +([\\d,]+) msgs .* \\(sent ([\\d,]+), lost 0\\)").matcher(out.toString());
         int sizes = 0;
         while (m.find()) {
