@@ -325,6 +325,48 @@ class UdRxeTest {
         assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 
+    /** Through the bus: {@code BusPublication}'s batch offer reaches the UD publication as one batch, one post each. */
+    @Test
+    void aBatchOfferThroughTheBusPostsEachBatchOnceOverUd() throws Exception {
+        RdmaTransport subT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of())));
+        Bus subBus = Bus.builder().name("batch-sub").transport(subT).idleStrategy("backoff").build();
+        open.add(subBus);
+        RdmaTransport pubT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of())));
+        Bus pubBus = Bus.builder().name("batch-pub").transport(pubT).idleStrategy("backoff")
+                .discovery(new StaticSeedDiscovery(Map.of("rdma", List.of(subT.listenEndpoint())))).build();
+        open.add(pubBus);
+        Topic<String> topic = Topic.of("ud-bus-batch", Codecs.utf8(), Delivery.BEST_EFFORT);
+        List<Received<String>> got = new CopyOnWriteArrayList<>();
+        reactor.core.Disposable d = subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(65536)).subscribe(got::add);
+        open.add(d::dispose);
+        BusPublication<String> pub = pubBus.publication(topic);
+        open.add(pub);
+        Awaitility.await("the publication connected").atMost(Duration.ofSeconds(60)).until(pub::isConnected);
+        int n = 960;
+        int batch = 32;
+        String[] values = new String[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = "b" + i;
+        }
+        long postsBefore = pubT.counters().get("udSendPosts");
+        int sent = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sent < n && System.nanoTime() < deadline) {
+            int taken = pub.offer(values, sent, Math.min(batch, n - sent));
+            if (taken > 0) {
+                sent += taken;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the one-vCPU guest's subscriber keeps up
+        }
+        assertEquals(n, sent, "values the publication took within 60 s");
+        Awaitility.await("every value received").atMost(Duration.ofSeconds(60)).until(() -> got.size() >= n);
+        assertEquals(List.of(values), got.stream().map(Received::value).toList(), "values or order differ");
+        assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "no loss reported");
+        long posts = pubT.counters().get("udSendPosts") - postsBefore;
+        System.err.println("UD through the bus, batch offers of " + batch + ": " + n + " values in " + posts + " posts");
+        assertTrue(posts <= n / 16, "a post per batch, not per value: " + posts + " posts for " + n + " values in batches of " + batch);
+    }
+
     @Test
     void multicastFansOutThroughTheTopicGroup() throws Exception {
         Map<String, String> mc = Map.of(UdConfig.MODE, "multicast");
