@@ -115,7 +115,7 @@ final class UdEndpoint implements AutoCloseable {
     private final AtomicInteger nextPool = new AtomicInteger();
     private final List<UdPublication> publications = new ArrayList<>();
     /** The send counts of the publications closed so far (guarded by {@link #publications}). */
-    private final UdSendCounts.Closed closedTotals = new UdSendCounts.Closed();
+    private final UdSendCounts closedTotals = new UdSendCounts();
     private final List<UdRemote> retired = new ArrayList<>();
     /** The multicast groups joined (null until the constructor created the ids). */
     private final UdGroups groups;
@@ -312,7 +312,7 @@ final class UdEndpoint implements AutoCloseable {
         synchronized (publications) {
             long total = count.applyAsLong(closedTotals);
             for (int i = 0; i < publications.size(); i++) {
-                total += count.applyAsLong(publications.get(i));
+                total += count.applyAsLong(publications.get(i).counts());
             }
             return total;
         }
@@ -344,7 +344,7 @@ final class UdEndpoint implements AutoCloseable {
         pools.compareAndSet(pub.poolIndex, pub, null);
         synchronized (publications) {
             if (publications.remove(pub)) {
-                closedTotals.add(pub);
+                closedTotals.add(pub.counts());
             }
         }
         if (pub.group != null) {

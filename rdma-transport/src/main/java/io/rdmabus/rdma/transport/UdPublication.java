@@ -31,7 +31,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>{@link TransportStatus#NOT_CONNECTED} when no subscriber is known, {@link TransportStatus#BACK_PRESSURED} when
  * the slot is still in flight or the UD send queue is full.
  */
-final class UdPublication implements TransportPublication, FrameClaim, UdSendCounts {
+final class UdPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
     /** Work requests in one post at most: a frame's datagrams (one per destination, up to 64), or a batch's frames. */
     static final int CHAIN_CAPACITY = 64;
@@ -71,9 +71,8 @@ final class UdPublication implements TransportPublication, FrameClaim, UdSendCou
     private final ClaimGate gate = new ClaimGate();
     /** The last frames, copied, for subscribers' NAKs ({@code rdma.ud.recovery.frames}); null when recovery is off. */
     private final UdRetention retention;
-    private long sent;
-    private long posts;
-    private long postFailures;
+    /** Datagrams sent, posts made, datagrams lost before the device (this publication's thread writes them). */
+    private final UdSendCounts counts = new UdSendCounts();
     private long skippedNoAddress;
 
     UdPublication(final UdEndpoint endpoint, final int poolIndex, final TopicDescriptor topic, final TopicRoute route, final MemoryRegion mr,
@@ -246,9 +245,9 @@ final class UdPublication implements TransportPublication, FrameClaim, UdSendCou
         final int n = requests.count();
         final int posted = n == 0 ? 0 : endpoint.sendRing.post(endpoint.poster, requests, entries);
         if (n > 0) {
-            posts++;
+            counts.posts++;
         }
-        sent += posted;
+        counts.sent += posted;
         for (int i = posted; i < n; i++) { // not posted: the device refused (bad_wr and after), or the QP closed
             if (entries[i] != UdSendRing.NO_SLOT) {
                 refs.decrementAndGet((int) entries[i] & 0xFFFF);
@@ -268,7 +267,7 @@ final class UdPublication implements TransportPublication, FrameClaim, UdSendCou
     /** Datagrams that will not go out: counted, and their send queue places given back. */
     private void lost(final int datagrams) {
         if (datagrams > 0) {
-            postFailures += datagrams;
+            counts.postFailures += datagrams;
             endpoint.outstanding.addAndGet(-datagrams);
         }
     }
@@ -374,19 +373,9 @@ final class UdPublication implements TransportPublication, FrameClaim, UdSendCou
         return retention;
     }
 
-    @Override
-    public long sent() {
-        return sent;
-    }
-
-    @Override
-    public long posts() {
-        return posts;
-    }
-
-    @Override
-    public long postFailures() {
-        return postFailures;
+    /** @return datagrams sent, posts made and datagrams lost before the device */
+    UdSendCounts counts() {
+        return counts;
     }
 
     /** @return frames not sent to a live subscriber because it announced no usable UD address */

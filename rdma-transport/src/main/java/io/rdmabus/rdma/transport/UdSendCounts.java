@@ -1,41 +1,34 @@
 package io.rdmabus.rdma.transport;
 
-/** What a UD publication has sent, for the transport's counters ({@code udDatagramsSent} and the next two). */
-interface UdSendCounts {
+/**
+ * What UD publications have sent, for the transport's counters ({@code udDatagramsSent}, {@code udSendPosts},
+ * {@code udDatagramsNotPosted}): a publication's own (written by its publishing thread, read by any: a read may miss
+ * the latest post), or the sums of the closed ones ({@link UdEndpoint} keeps them, under its publications' lock).
+ */
+final class UdSendCounts {
+    long sent;
+    long posts;
+    long postFailures;
+
+    /** Adds a closed publication's counts to these sums. */
+    void add(final UdSendCounts closed) {
+        sent += closed.sent;
+        posts += closed.posts;
+        postFailures += closed.postFailures;
+    }
+
     /** @return datagrams posted */
-    long sent();
+    long sent() {
+        return sent;
+    }
 
     /** @return {@code ibv_post_send} calls made */
-    long posts();
+    long posts() {
+        return posts;
+    }
 
     /** @return datagrams that could not be posted (lost) */
-    long postFailures();
-
-    /** The sums of closed publications' counts ({@link UdEndpoint} keeps them, under its publications' lock). */
-    final class Closed implements UdSendCounts {
-        private long sent;
-        private long posts;
-        private long postFailures;
-
-        void add(final UdSendCounts closed) {
-            sent += closed.sent();
-            posts += closed.posts();
-            postFailures += closed.postFailures();
-        }
-
-        @Override
-        public long sent() {
-            return sent;
-        }
-
-        @Override
-        public long posts() {
-            return posts;
-        }
-
-        @Override
-        public long postFailures() {
-            return postFailures;
-        }
+    long postFailures() {
+        return postFailures;
     }
 }

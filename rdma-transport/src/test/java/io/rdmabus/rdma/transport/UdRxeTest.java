@@ -218,23 +218,14 @@ class UdRxeTest {
      */
     @Test
     void postListsWithSelectiveSignallingReleaseInlineAndRegisteredSends() throws Exception {
-        RdmaTransport s1 = start("pl-sub1", List.of(), Map.of());
-        RdmaTransport s2 = start("pl-sub2", List.of(), Map.of());
-        RdmaTransport p = start("pl-pub", List.of(s1, s2), Map.of());
-        UdEndpoint e = p.udEndpoint();
+        TwoSubscribers f = twoSubscribers("pl", "ud-postlist", 13);
+        UdEndpoint e = f.publisher().udEndpoint();
+        UdPublication pub = f.publication();
         assertTrue(e.maxInlineBytes >= UdEndpoint.INLINE_BYTES, "rxe grants inline UD sends: asked " + UdEndpoint.INLINE_BYTES
                 + ", granted " + e.maxInlineBytes);
         int small = FrameHeader.LENGTH + 8;
         int large = e.maxFrameBytes();
         assertTrue(Wire.ENVELOPE_BYTES + large > e.maxInlineBytes, "the large frames must not fit inline: " + e.maxInlineBytes);
-        TopicDescriptor topic = new TopicDescriptor("ud-postlist", 13, Delivery.BEST_EFFORT, 1000);
-        Sink k1 = new Sink();
-        Sink k2 = new Sink();
-        open.add(s1.addSubscription(topic, k1));
-        open.add(s2.addSubscription(topic, k2));
-        UdPublication pub = (UdPublication) p.addPublication(topic);
-        open.add(pub);
-        awaitConnected(pub, 2, p.route(13));
         int n = 1000;
         for (int seq = 0; seq < n; seq++) {
             int length = seq % 3 == 2 ? large : small;
@@ -250,16 +241,44 @@ class UdRxeTest {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
             }
         }
-        assertTrue(awaitCount(k1, n, 60_000) & awaitCount(k2, n, 60_000), "lost datagrams: " + k1.sequences.size() + ", "
-                + k2.sequences.size() + "; sub1 " + counters(s1) + "; sub2 " + counters(s2));
-        assertInOrder(k1);
-        assertInOrder(k2);
-        assertEquals(2L * n, pub.sent(), "one datagram per subscriber and frame, none failed (" + pub.postFailures() + " failed)");
-        // every counted send queue place is then a posted, unreleased send (no claim is open)
+        assertEveryFrameArrivedAndEverySlotIsFree(f, n);
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+    }
+
+    /** Two subscribing transports and a publishing one with its UD publication of the topic, connected to both. */
+    private record TwoSubscribers(RdmaTransport sub1, Sink k1, RdmaTransport sub2, Sink k2, RdmaTransport publisher, UdPublication publication) {
+    }
+
+    private TwoSubscribers twoSubscribers(final String name, final String topicName, final int topicId) throws InterruptedException {
+        RdmaTransport s1 = start(name + "-sub1", List.of(), Map.of());
+        RdmaTransport s2 = start(name + "-sub2", List.of(), Map.of());
+        RdmaTransport p = start(name + "-pub", List.of(s1, s2), Map.of());
+        TopicDescriptor topic = new TopicDescriptor(topicName, topicId, Delivery.BEST_EFFORT, 1000);
+        Sink k1 = new Sink();
+        Sink k2 = new Sink();
+        open.add(s1.addSubscription(topic, k1));
+        open.add(s2.addSubscription(topic, k2));
+        UdPublication pub = (UdPublication) p.addPublication(topic);
+        open.add(pub);
+        awaitConnected(pub, 2, p.route(topicId));
+        return new TwoSubscribers(s1, k1, s2, k2, p, pub);
+    }
+
+    /**
+     * Frames 0..n-1 arrived at both subscribers in order, one datagram each went out, and then every slot is free and
+     * every send queue place still counted is a posted, unreleased send (no claim is open).
+     */
+    private static void assertEveryFrameArrivedAndEverySlotIsFree(final TwoSubscribers f, final int n) throws InterruptedException {
+        assertTrue(awaitCount(f.k1(), n, 60_000) & awaitCount(f.k2(), n, 60_000), "lost datagrams: " + f.k1().sequences.size() + ", "
+                + f.k2().sequences.size() + "; sub1 " + counters(f.sub1()) + "; sub2 " + counters(f.sub2()));
+        assertInOrder(f.k1());
+        assertInOrder(f.k2());
+        UdPublication pub = f.publication();
+        assertEquals(2L * n, pub.counts().sent(), "one datagram per subscriber and frame, none failed (" + pub.counts().postFailures() + " failed)");
+        UdEndpoint e = f.publisher().udEndpoint();
         Awaitility.await("slots free and at most an unsignalled tail counted").atMost(Duration.ofSeconds(10))
                 .until(() -> pub.busySlots() == 0 && e.outstanding.get() < UdSendRing.SIGNAL_INTERVAL
                         && e.outstanding.get() == e.sendRing.unreleased());
-        assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 
     /**
@@ -270,20 +289,11 @@ class UdRxeTest {
      */
     @Test
     void aBatchPostsItsFramesDatagramsTogetherAndReleasesEverySlot() throws Exception {
-        RdmaTransport s1 = start("bt-sub1", List.of(), Map.of());
-        RdmaTransport s2 = start("bt-sub2", List.of(), Map.of());
-        RdmaTransport p = start("bt-pub", List.of(s1, s2), Map.of());
-        UdEndpoint e = p.udEndpoint();
+        TwoSubscribers f = twoSubscribers("bt", "ud-batch", 14);
+        RdmaTransport p = f.publisher();
+        UdPublication pub = f.publication();
         int small = FrameHeader.LENGTH + 8;
-        int large = e.maxFrameBytes();
-        TopicDescriptor topic = new TopicDescriptor("ud-batch", 14, Delivery.BEST_EFFORT, 1000);
-        Sink k1 = new Sink();
-        Sink k2 = new Sink();
-        open.add(s1.addSubscription(topic, k1));
-        open.add(s2.addSubscription(topic, k2));
-        UdPublication pub = (UdPublication) p.addPublication(topic);
-        open.add(pub);
-        awaitConnected(pub, 2, p.route(14));
+        int large = p.udEndpoint().maxFrameBytes();
         int n = 1200;
         int batch = 40; // 80 datagrams: more than one post list (UdPublication.CHAIN_CAPACITY) holds
         int seq = 0;
@@ -306,41 +316,50 @@ class UdRxeTest {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the one-vCPU guest's subscribers keep up
         }
         assertEquals(n, seq, "frames committed within 60 s");
-        assertTrue(awaitCount(k1, n, 60_000) & awaitCount(k2, n, 60_000), "lost datagrams: " + k1.sequences.size() + ", "
-                + k2.sequences.size() + "; sub1 " + counters(s1) + "; sub2 " + counters(s2));
-        assertInOrder(k1);
-        assertInOrder(k2);
-        assertEquals(2L * n, pub.sent(), "one datagram per subscriber and frame, none failed (" + pub.postFailures() + " failed)");
-        System.err.println("UD batches of " + batch + " frames to 2 subscribers: " + n + " frames in " + pub.posts() + " posts");
-        assertTrue(pub.posts() <= n / 10, "posts per batch, not per frame: " + pub.posts() + " posts for " + n + " frames in batches of " + batch);
-        Awaitility.await("slots free and at most an unsignalled tail counted").atMost(Duration.ofSeconds(10))
-                .until(() -> pub.busySlots() == 0 && e.outstanding.get() < UdSendRing.SIGNAL_INTERVAL
-                        && e.outstanding.get() == e.sendRing.unreleased());
+        assertEveryFrameArrivedAndEverySlotIsFree(f, n);
+        long posts = pub.counts().posts();
+        System.err.println("UD batches of " + batch + " frames to 2 subscribers: " + n + " frames in " + posts + " posts");
+        assertTrue(posts <= n / 10, "posts per batch, not per frame: " + posts + " posts for " + n + " frames in batches of " + batch);
         Map<String, Long> counted = p.counters();
         assertEquals(2L * n, counted.get("udDatagramsSent"), "the transport's counters: " + counted);
-        assertEquals(pub.posts(), counted.get("udSendPosts"), "the transport's counters: " + counted);
+        assertEquals(posts, counted.get("udSendPosts"), "the transport's counters: " + counted);
         assertEquals(0L, counted.get("udDatagramsNotPosted"), "the transport's counters: " + counted);
         pub.close();
         assertEquals(2L * n, p.counters().get("udDatagramsSent"), "a closed publication's datagrams stay counted");
         assertTrue(errors.isEmpty(), "errors: " + errors);
     }
 
-    /** Through the bus: {@code BusPublication}'s batch offer reaches the UD publication as one batch, one post each. */
-    @Test
-    void aBatchOfferThroughTheBusPostsEachBatchOnceOverUd() throws Exception {
-        RdmaTransport subT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of())));
-        Bus subBus = Bus.builder().name("batch-sub").transport(subT).idleStrategy("backoff").build();
+    /** A subscribing bus and a publishing bus that dials it, each on a transport of its own. */
+    private record BusPair(RdmaTransport subT, RdmaTransport pubT, BusPublication<String> publication) {
+    }
+
+    /**
+     * Starts the pair, subscribes {@code got} to the BEST_EFFORT topic {@code topicName} on the subscribing bus (ring of
+     * 65536) and opens its publication on the other; everything closes after the test.
+     */
+    private BusPair busPair(final String name, final Map<String, String> subscriberProps, final String topicName, final List<Received<String>> got) {
+        RdmaTransport subT = new RdmaTransport(RdmaTransportConfig.parse(props(subscriberProps)));
+        Bus subBus = Bus.builder().name(name + "-sub").transport(subT).idleStrategy("backoff").build();
         open.add(subBus);
         RdmaTransport pubT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of())));
-        Bus pubBus = Bus.builder().name("batch-pub").transport(pubT).idleStrategy("backoff")
+        Bus pubBus = Bus.builder().name(name + "-pub").transport(pubT).idleStrategy("backoff")
                 .discovery(new StaticSeedDiscovery(Map.of("rdma", List.of(subT.listenEndpoint())))).build();
         open.add(pubBus);
-        Topic<String> topic = Topic.of("ud-bus-batch", Codecs.utf8(), Delivery.BEST_EFFORT);
-        List<Received<String>> got = new CopyOnWriteArrayList<>();
+        Topic<String> topic = Topic.of(topicName, Codecs.utf8(), Delivery.BEST_EFFORT);
         reactor.core.Disposable d = subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(65536)).subscribe(got::add);
         open.add(d::dispose);
         BusPublication<String> pub = pubBus.publication(topic);
         open.add(pub);
+        return new BusPair(subT, pubT, pub);
+    }
+
+    /** Through the bus: {@code BusPublication}'s batch offer reaches the UD publication as one batch, one post each. */
+    @Test
+    void aBatchOfferThroughTheBusPostsEachBatchOnceOverUd() throws Exception {
+        List<Received<String>> got = new CopyOnWriteArrayList<>();
+        BusPair buses = busPair("batch", Map.of(), "ud-bus-batch", got);
+        BusPublication<String> pub = buses.publication();
+        RdmaTransport pubT = buses.pubT();
         Awaitility.await("the publication connected").atMost(Duration.ofSeconds(60)).until(pub::isConnected);
         int n = 960;
         int batch = 32;
@@ -389,7 +408,7 @@ class UdRxeTest {
         send(pub, 12, 200, 20);
         boolean warm = awaitCount(k1, 200, 30_000) & awaitCount(k2, 200, 30_000);
         System.err.println("UD multicast on one rxe device, warm-up: sub1 " + k1.sequences.size() + " (" + counters(s1) + "), sub2 " + k2.sequences.size()
-                + " (" + counters(s2) + "), publisher sent " + ((UdPublication) pub).sent());
+                + " (" + counters(s2) + "), publisher sent " + ((UdPublication) pub).counts().sent());
         assertTrue(warm, "multicast loopback on one rxe device: sub1 got " + k1.sequences.size() + ", sub2 " + k2.sequences.size() + " of 200");
         k1.sequences.clear();
         k2.sequences.clear();
@@ -402,7 +421,7 @@ class UdRxeTest {
         assertTrue(all, "lost multicast datagrams: " + k1.sequences.size() + ", " + k2.sequences.size());
         assertInOrder(k1);
         assertInOrder(k2);
-        assertEquals(n + 200, ((UdPublication) pub).sent(), "one datagram per frame, whatever the number of subscribers");
+        assertEquals(n + 200, ((UdPublication) pub).counts().sent(), "one datagram per frame, whatever the number of subscribers");
         System.err.println("publisher's own subscription: " + own.sequences.size() + " frames; " + counters(p));
         assertEquals(0, own.sequences.size(), "a bus does not receive its own frames (as over RC)");
         assertTrue(errors.isEmpty(), "errors: " + errors);
@@ -520,19 +539,10 @@ class UdRxeTest {
     /** Few receive buffers and a burst: UD drops datagrams, and the bus reports exactly the missing ones as gaps. */
     @Test
     void udLossShowsUpAsGapsThroughTheBus() throws Exception {
-        RdmaTransport subT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of(UdConfig.RECV_BUFFERS, "4"))));
-        Bus subBus = Bus.builder().name("gap-sub").transport(subT).idleStrategy("backoff").build();
-        open.add(subBus);
-        RdmaTransport pubT = new RdmaTransport(RdmaTransportConfig.parse(props(Map.of())));
-        Bus pubBus = Bus.builder().name("gap-pub").transport(pubT).idleStrategy("backoff")
-                .discovery(new StaticSeedDiscovery(Map.of("rdma", List.of(subT.listenEndpoint())))).build();
-        open.add(pubBus);
-        Topic<String> topic = Topic.of("ud-gaps", Codecs.utf8(), Delivery.BEST_EFFORT);
         List<Received<String>> got = new CopyOnWriteArrayList<>();
-        reactor.core.Disposable d = subBus.subscribeReceived(topic, SubscribeOptions.<String>defaults().withRingSize(65536)).subscribe(got::add);
-        open.add(d::dispose);
-        BusPublication<String> pub = pubBus.publication(topic);
-        open.add(pub);
+        BusPair buses = busPair("gap", Map.of(UdConfig.RECV_BUFFERS, "4"), "ud-gaps", got);
+        BusPublication<String> pub = buses.publication();
+        RdmaTransport subT = buses.subT();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!pub.isConnected() && System.nanoTime() < deadline) {
             Thread.sleep(10);

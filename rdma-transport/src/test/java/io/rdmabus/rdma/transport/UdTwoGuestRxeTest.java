@@ -105,7 +105,7 @@ class UdTwoGuestRxeTest {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(a && b ? 2 : 20));
             }
             System.err.println("guest 2 published " + seq + " frames on each topic in " + (System.nanoTime() - t0) / 1_000_000 + " ms (unicast "
-                    + ((UdPublication) pu).sent() + " datagrams, multicast " + ((UdPublication) pm).sent() + ")");
+                    + ((UdPublication) pu).counts().sent() + " datagrams, multicast " + ((UdPublication) pm).counts().sent() + ")");
             assertTrue(Files.exists(LabGuests.shared("ud-done")), "guest 1 never had enough");
             pu.close();
             pm.close();
