@@ -11,6 +11,7 @@ import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.support.LocalBuses;
+import io.rdmabus.samples.support.Offers;
 
 import org.HdrHistogram.Histogram;
 import org.agrona.concurrent.IdleStrategy;
@@ -81,12 +82,6 @@ final class BusLoad implements Load {
         return driverOfB != null ? a.doWork() : 0;
     }
 
-    /** @return 1 if {@code payload} was taken, else the refusal's {@link PublishStatus} code */
-    private static int offerOne(final BusPublication<byte[]> pub, final byte[] payload) {
-        final int status = pub.offer(payload);
-        return status == PublishStatus.OK ? 1 : status;
-    }
-
     private Topic<byte[]> topic(final String name) {
         final Topic<byte[]> topic = Topic.of(name, Codecs.bytes(), Delivery.RELIABLE);
         return timestamps ? topic : topic.withoutTimestamps();
@@ -128,7 +123,7 @@ final class BusLoad implements Load {
                 final int asked = Math.min(batch, messages - sent);
                 int taken;
                 idle.reset();
-                while ((taken = asked == 1 ? offerOne(pub, payload) : pub.offer(values, 0, asked)) <= 0) {
+                while ((taken = Offers.offer(pub, values, asked)) <= 0) {
                     if (taken == PublishStatus.CLOSED) {
                         throw new IllegalStateException(label() + ": publication closed");
                     }

@@ -33,6 +33,7 @@ import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.cli.CliSupport;
+import io.rdmabus.samples.support.Offers;
 import io.rdmabus.spi.StaticSeedDiscovery;
 
 import org.HdrHistogram.Histogram;
@@ -51,9 +52,9 @@ import reactor.core.Disposable;
  *   <li>{@code ping-<idle>}: RELIABLE round trips of {@code --size} bytes, one at a time (server echoes, client
  *   measures), once per idle strategy in {@code --idle}; each pair of buses uses its own rdma_cm port.</li>
  *   <li>{@code rate}: BEST_EFFORT messages of {@code --size} bytes, server publishes as fast as the topic takes them
- *   ({@code --rate-batch} per offer) for {@code --rate-warmup-s + --rate-s} seconds, client subscribes. Each payload carries its sequence number, so
- *   the client counts exactly the messages of the measured window (sequence range sent after the warm-up) and times
- *   them with its own clock (the guests' clocks are not compared).</li>
+ *   ({@code --rate-batch} per offer) for {@code --rate-warmup-s + --rate-s} seconds, client subscribes. Each payload
+ *   carries its sequence number, so the client counts exactly the messages of the measured window (sequence range
+ *   sent after the warm-up) and times them with its own clock (the guests' clocks are not compared).</li>
  * </ul>
  * Both sides coordinate through files in {@code --sync} (a directory both can read and write, {@code LAB_SHARED} in
  * the lab). The server also snapshots its process's queue pairs ({@code rdma resource show qp}) before and after the
@@ -282,17 +283,10 @@ public final class RxeBusBench implements Callable<Integer> {
                     lastReportSeq = seq;
                     nextReportNs += TimeUnit.SECONDS.toNanos(1);
                 }
-                final int status; // messages taken (> 0) or the refusal's PublishStatus code
-                if (rateBatch == 1) {
-                    writeLong(payloads[0], 0, seq);
-                    final int single = publication.offer(payloads[0]);
-                    status = single == PublishStatus.OK ? 1 : single; // taken: 1, as a batch offer counts
-                } else {
-                    for (int i = 0; i < rateBatch; i++) {
-                        writeLong(payloads[i], 0, seq + i);
-                    }
-                    status = publication.offer(payloads, 0, rateBatch); // how many it took, or a refusal's code
+                for (int i = 0; i < rateBatch; i++) {
+                    writeLong(payloads[i], 0, seq + i);
                 }
+                final int status = Offers.offer(publication, payloads, rateBatch); // messages taken (> 0) or a refusal's code
                 if (status > 0) {
                     seq += status;
                     waiting.reset();

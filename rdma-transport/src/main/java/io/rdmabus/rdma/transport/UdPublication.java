@@ -151,14 +151,13 @@ final class UdPublication implements TransportPublication, FrameClaim {
                 return TransportStatus.NOT_CONNECTED; // live subscribers, none reachable over UD (another bus identity)
             }
         }
+        targetCount = n;
         if (endpoint.outstanding.addAndGet(n) > UdEndpoint.SEND_QUEUE_DEPTH) {
             endpoint.outstanding.addAndGet(-n);
-            targetCount = n;
             clearTargets();
             releaseRemotesUnlessChained();
             return TransportStatus.BACK_PRESSURED;
         }
-        targetCount = n;
         claimed = true;
         claimLength = frameLength;
         return TransportStatus.OK;
@@ -210,8 +209,8 @@ final class UdPublication implements TransportPublication, FrameClaim {
         final int bytes = Wire.ENVELOPE_BYTES + claimLength;
         // inline: the provider copies the datagram into the work request at post time, so the slot is free again then
         final boolean inline = bytes <= endpoint.maxInlineBytes;
-        if (requests.count() + targetCount > requests.capacity() || heldCount == heldSlots.length) {
-            postChain(); // a batch's chain is full
+        if (requests.count() + targetCount > requests.capacity()) {
+            postChain(); // a batch's chain is full (a held slot has a request in it, so heldSlots is never fuller)
         }
         final int before = requests.count();
         final long entry = inline ? UdSendRing.NO_SLOT : UdSendRing.slotEntry(poolIndex, slot);
@@ -223,9 +222,9 @@ final class UdPublication implements TransportPublication, FrameClaim {
             }
         }
         final int added = requests.count() - before;
-        if (!inline && added > 0) {
+        if (added > 0 && !inline) {
             refs.set(slot, added); // the device reads the slot: each datagram holds it until its release
-        } else if (inline && batching) {
+        } else if (added > 0 && batching) {
             refs.set(slot, 1); // the chain's post reads the slot (copies it inline): held until then
             heldSlots[heldCount++] = slot;
         }
@@ -243,22 +242,22 @@ final class UdPublication implements TransportPublication, FrameClaim {
      */
     private void postChain() {
         final int n = requests.count();
-        final int posted = n == 0 ? 0 : endpoint.sendRing.post(endpoint.poster, requests, entries);
-        if (n > 0) {
+        if (n > 0) { // else nothing is held either: a held slot's frame has a request in the chain
+            final int posted = endpoint.sendRing.post(endpoint.poster, requests, entries);
             counts.posts++;
-        }
-        counts.sent += posted;
-        for (int i = posted; i < n; i++) { // not posted: the device refused (bad_wr and after), or the QP closed
-            if (entries[i] != UdSendRing.NO_SLOT) {
-                refs.decrementAndGet((int) entries[i] & 0xFFFF);
+            counts.sent += posted;
+            for (int i = posted; i < n; i++) { // not posted: the device refused (bad_wr and after), or the QP closed
+                if (entries[i] != UdSendRing.NO_SLOT) {
+                    refs.decrementAndGet((int) entries[i] & 0xFFFF);
+                }
             }
+            lost(n - posted);
+            requests.clear();
+            for (int i = 0; i < heldCount; i++) {
+                refs.decrementAndGet(heldSlots[i]);
+            }
+            heldCount = 0;
         }
-        lost(n - posted);
-        requests.clear();
-        for (int i = 0; i < heldCount; i++) {
-            refs.decrementAndGet(heldSlots[i]);
-        }
-        heldCount = 0;
         if (targetCount == 0) {
             releaseRemotesUnlessChained(); // else a frame being committed still has its peers to add
         }

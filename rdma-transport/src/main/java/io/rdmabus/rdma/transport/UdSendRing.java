@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The UD QP's data sends by post sequence, for one {@code ibv_post_send} per frame (a post list with one datagram per
- * destination), or per batch of frames, and selective signalling. The data wr_id carries the low 28 bits of the post sequence
- * ({@link WorkRequestId#ofUdSend}). A UD send queue completes its work requests in order, so any completion of a data
+ * destination) or per batch of frames, and selective signalling. The data wr_id carries the low 28 bits of the post
+ * sequence ({@link WorkRequestId#ofUdSend}). A UD send queue completes its work requests in order, so any completion of a data
  * send (a signalled one, or an error or flush completion, which the device generates for unsignalled ones too)
  * releases it and every data send posted before it: their publication slot references and their place in
  * {@link UdEndpoint#outstanding}.

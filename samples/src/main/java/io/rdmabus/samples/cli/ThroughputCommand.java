@@ -15,6 +15,7 @@ import io.rdmabus.ThreadingMode;
 import io.rdmabus.Topic;
 import io.rdmabus.codecs.Codecs;
 import io.rdmabus.samples.support.LocalBuses;
+import io.rdmabus.samples.support.Offers;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -118,13 +119,7 @@ final class ThroughputCommand implements Callable<Integer> {
             long lastReceived = 0;
             long nowNs;
             while ((nowNs = System.nanoTime()) < endNs) {
-                final int status; // messages taken (> 0) or the refusal's PublishStatus code
-                if (batch == 1) {
-                    final int single = publication.offer(payload);
-                    status = single == PublishStatus.OK ? 1 : single;
-                } else {
-                    status = publication.offer(payloads, 0, batch);
-                }
+                final int status = Offers.offer(publication, payloads, batch); // messages taken (> 0) or a refusal's code
                 if (status > 0) {
                     sent += status;
                     idle.reset();
