@@ -1,18 +1,21 @@
 #!/bin/sh
 # Guest script of lab/bench/rxe-vs-perftest.sh (runs in each rxe guest through lab/rxe-lab.sh).
-# Usage: rxe-vs-perftest-guest.sh <jvm-argfile> <bench-argfile> <lat-iterations> <ud-seconds>
+# Usage: rxe-vs-perftest-guest.sh <jvm-argfile> <bench-argfile> <lat-iterations> <bw-seconds> [UD|RC]
 #
 # 2 guests: guest 1 is the server/publisher side, guest 2 the client/subscriber side.
 # 1 guest : both sides in this guest, over rxe0 loopback.
 # Order, never two measurements at once:
 #   1. RC  ib_send_lat -R        (64 B, rdma_cm; guest 1 serves, guest 2 connects, retrying while guest 1 starts)
-#   2. UD  ib_send_bw -c UD -R   (64 B, for a fixed time: UD drops datagrams, a fixed count may never complete)
+#   2. UD  ib_send_bw -c UD -R   (64 B, for a fixed time: UD drops datagrams, a fixed count may never complete), or
+#      with RC as the last argument RC ib_send_bw -c RC -R (the bus's rate phase then runs RELIABLE)
 #   3. both guests wait for each other's perftest to end (files in LAB_SHARED), then
-#   4. the bus: io.rdmabus.benchmarks.RxeBusBench (RC RELIABLE ping-pong per idle strategy, BEST_EFFORT rate).
-# Outputs in LAB_OUT: ib_send_lat.txt, ib_send_bw-ud.txt, bus.txt, bus-results.properties (client side),
+#   4. the bus: io.rdmabus.benchmarks.RxeBusBench (RC RELIABLE ping-pong per idle strategy, BEST_EFFORT or RELIABLE rate).
+# Outputs in LAB_OUT: ib_send_lat.txt, ib_send_bw-ud.txt (or -rc), bus.txt, bus-results.properties (client side),
 # loadavg.txt (the guest's own load average before and after each step).
 set -u
-jvm_args=$1 bench_args=$2 iters=$3 ud_seconds=$4
+jvm_args=$1 bench_args=$2 iters=$3 bw_seconds=$4 bw_conn=${5:-UD}
+case "$bw_conn" in UD|RC) ;; *) echo "bench: the bandwidth step's connection type is UD or RC, not '$bw_conn'" >&2; exit 2 ;; esac
+bw_name=ib_send_bw-$(echo "$bw_conn" | tr 'A-Z' 'a-z')
 SIZE=64
 LAT_PORT=18515
 BW_PORT=18516
@@ -69,8 +72,8 @@ step() {
 rc=0
 step ib_send_lat "$LAT_PORT" ib_send_lat -s "$SIZE" -n "$iters"
 [ "$(cat "$LAB_OUT/ib_send_lat.rc")" = 0 ] || rc=1
-step ib_send_bw-ud "$BW_PORT" ib_send_bw -c UD -s "$SIZE" -D "$ud_seconds"
-[ "$(cat "$LAB_OUT/ib_send_bw-ud.rc")" = 0 ] || rc=1
+step "$bw_name" "$BW_PORT" ib_send_bw -c "$bw_conn" -s "$SIZE" -D "$bw_seconds"
+[ "$(cat "$LAB_OUT/$bw_name.rc")" = 0 ] || rc=1
 
 # Never perftest and the bus at once: wait (bounded) until every guest's perftest is over.
 touch "$sync_dir/perftest-done.$LAB_GUEST_INDEX"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Bus over RDMA vs perftest on rxe, in the QEMU lab: in ONE lab run per topology, perftest first
-# (RC `ib_send_lat -R`, UD `ib_send_bw -c UD -R`, 64 B), then the same two measurements through the bus over the
-# rdma transport (RELIABLE 64 B ping-pong round trip per idle strategy, BEST_EFFORT 64 B message rate), one after the
-# other, never at the same time. Prints a table and the ratio lines, writes raw logs + summary.md to the output folder.
+# (RC `ib_send_lat -R`, UD `ib_send_bw -c UD -R` or with --rate-delivery reliable RC `ib_send_bw -c RC -R`, 64 B),
+# then the same two measurements through the bus over the rdma transport (RELIABLE 64 B ping-pong round trip per idle
+# strategy, BEST_EFFORT or RELIABLE 64 B message rate), one after the other, never at the same time. Prints a table and the ratio lines, writes raw logs + summary.md to the output folder.
 #
 #   rxe-vs-perftest.sh [--guests 2|1|2,1] [--count N] [--warmup N] [--warmup-s S] [--ud-seconds S] [--rate-s S] [--rate-warmup-s S]
-#                      [--rate-batch N] [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
+#                      [--rate-batch N] [--rate-delivery best-effort|reliable] [--idle backoff,yielding,busy-spin] [--subscriber copy|in-place] [--property KEY=VALUE]...
 #                      [--threading DEDICATED|SHARED|INVOKER] [--jfr] [--java-opt OPT]... [--out DIR] [--timeout-s S]
 #
 #   --guests     2 = guest 1 server/publisher, guest 2 client/subscriber (cross-host, default); 1 = both in one
@@ -14,10 +14,13 @@
 #   --warmup     bus round trips before measuring (default 1000; perftest has its own few warm-up iterations)
 #   --warmup-s   and at least this many seconds of them (default 30): under TCG the JIT needs time, and with a count
 #                alone the phase measured first came out slowest, whatever its idle strategy
-#   --ud-seconds ib_send_bw -c UD duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
+#   --ud-seconds ib_send_bw duration (default 10); --rate-s: measured seconds of the bus rate (default 10,
 #                after --rate-warmup-s, default 15, of unmeasured publishing: the JIT under TCG needs that long)
 #   --rate-batch messages per offer in the bus rate phase (default 1); above 1 the publisher uses the batch offer,
-#                which over UD posts a batch's datagrams with one ibv_post_send (perftest's ib_send_bw posts one at a time)
+#                which posts a batch's messages with one ibv_post_send (over RC, one per connection); perftest's
+#                ib_send_bw posts one at a time
+#   --rate-delivery the rate phase's topic (default best-effort: UD, against ib_send_bw -c UD); reliable: RC, lossless
+#                and bound by the subscriber's credits, against ib_send_bw -c RC
 #   --idle       idle strategies of the bus ping phases (default backoff,yielding,busy-spin); the rate phase: backoff
 #   --subscriber the ping phases' subscribers: copy (Bus.subscribe, default) or in-place (Bus.subscribeInPlace, zero-copy)
 #   --property   extra rdma transport property for every bus (repeatable), e.g. --property rdma.ud.mode=rc
@@ -45,6 +48,7 @@ UD_SECONDS=10
 RATE_S=10
 RATE_WARMUP_S=15
 RATE_BATCH=1
+RATE_DELIVERY=best-effort
 IDLES=backoff,yielding,busy-spin
 SUBSCRIBER=copy
 THREADING=SHARED
@@ -54,7 +58,7 @@ PROPERTIES=()
 JFR=0
 JAVA_OPTS=()
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -66,6 +70,7 @@ while [ $# -gt 0 ]; do
     --rate-s) RATE_S=${2:?}; shift 2 ;;
     --rate-warmup-s) RATE_WARMUP_S=${2:?}; shift 2 ;;
     --rate-batch) RATE_BATCH=${2:?}; shift 2 ;;
+    --rate-delivery) RATE_DELIVERY=${2:?}; shift 2 ;;
     --idle) IDLES=${2:?}; shift 2 ;;
     --subscriber) SUBSCRIBER=${2:?}; shift 2 ;;
     --threading) THREADING=${2:?}; shift 2 ;;
@@ -80,6 +85,12 @@ while [ $# -gt 0 ]; do
     *) echo "rxe-vs-perftest: unknown argument '$1'" >&2; usage ;;
   esac
 done
+case "$RATE_DELIVERY" in
+  best-effort) BW_CONN=UD BENCH_DELIVERY=BEST_EFFORT ;;
+  reliable) BW_CONN=RC BENCH_DELIVERY=RELIABLE ;;
+  *) echo "rxe-vs-perftest: --rate-delivery wants best-effort or reliable" >&2; exit 2 ;;
+esac
+BW_NAME=ib_send_bw-$(echo "$BW_CONN" | tr 'A-Z' 'a-z')
 [[ $SUBSCRIBER =~ ^(copy|in-place)$ ]] || { echo "rxe-vs-perftest: --subscriber wants copy or in-place" >&2; exit 2; }
 [[ $THREADING =~ ^(DEDICATED|SHARED|INVOKER)$ ]] || { echo "rxe-vs-perftest: --threading wants DEDICATED, SHARED or INVOKER" >&2; exit 2; }
 [[ $TOPOLOGIES =~ ^[12](,[12])*$ ]] || { echo "rxe-vs-perftest: --guests wants 2, 1 or a list like 2,1" >&2; exit 2; }
@@ -154,6 +165,7 @@ find "$ROOT" -maxdepth 3 -path "*/target/$CP_NAME" -delete 2>/dev/null || true
   echo "--rate-s"; echo "$RATE_S"
   echo "--rate-warmup-s"; echo "$RATE_WARMUP_S"
   echo "--rate-batch"; echo "$RATE_BATCH"
+  echo "--rate-delivery"; echo "$BENCH_DELIVERY"
   for p in ${PROPERTIES[@]+"${PROPERTIES[@]}"}; do echo "--property"; echo "$p"; done
 } > "$OUT/launch/bench.args"
 
@@ -176,7 +188,7 @@ SUMMARY=$OUT/summary.md
   echo "# Bus over RDMA vs perftest on rxe"
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
-  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
+  echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH --rate-delivery $RATE_DELIVERY --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
   echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
@@ -184,7 +196,7 @@ for guests in ${TOPOLOGIES//,/ }; do
   run_out=$OUT/guests$guests
   echo "rxe-vs-perftest: lab run with $guests guest(s), output $run_out"
   lab_cmd=("$ROOT/lab/rxe-lab.sh" --guests "$guests" --timeout-s "$TIMEOUT_S" --out "$run_out" --name bench
-    -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS")
+    -- "$BENCH_DIR/rxe-vs-perftest-guest.sh" "$OUT/launch/jvm.args" "$OUT/launch/bench.args" "$COUNT" "$UD_SECONDS" "$BW_CONN")
   set +e
   {
     if [ "$LOCK" != none ]; then
@@ -209,11 +221,11 @@ for guests in ${TOPOLOGIES//,/ }; do
 
   if [ "$guests" = 2 ]; then
     server=$run_out/guest1 client=$run_out/guest2
-    lat_file=$client/ib_send_lat.txt bw_rx_file=$server/ib_send_bw-ud.txt bw_tx_file=$client/ib_send_bw-ud.txt
+    lat_file=$client/ib_send_lat.txt bw_rx_file=$server/$BW_NAME.txt bw_tx_file=$client/$BW_NAME.txt
     topo="2 guests (guest 1 = server / publisher, guest 2 = client / subscriber; cross-host over the bridge)"
   else
     server=$run_out/guest1 client=$run_out/guest1
-    lat_file=$client/ib_send_lat.txt bw_rx_file=$server/ib_send_bw-ud-server.txt bw_tx_file=$client/ib_send_bw-ud.txt
+    lat_file=$client/ib_send_lat.txt bw_rx_file=$server/$BW_NAME-server.txt bw_tx_file=$client/$BW_NAME.txt
     topo="1 guest (both sides in guest 1, rxe0 loopback)"
   fi
   res=$client/bus-results.properties
@@ -250,10 +262,10 @@ for guests in ${TOPOLOGIES//,/ }; do
     r_rx=$(ratio "$bus_rx" "$pf_rx"); r_tx=$(ratio "$bus_tx" "$pf_tx")
     [ -n "$r_rx" ] || overall=1
     rate_err=$(prop "$res" rate.error)
-    echo "| 64 B message rate, received (perftest UD server side; bus BEST_EFFORT subscriber$([ "$RATE_BATCH" = 1 ] || echo ", publisher's batch offers of $RATE_BATCH")) | $(show "$pf_rx") msg/s | $(show "$bus_rx") msg/s${rate_err:+ (failed: $rate_err)} | $(show "$r_rx") |"
-    echo "| 64 B message rate, sent (perftest UD client side; bus publisher, messages taken) | $(show "$pf_tx") msg/s | $(show "$bus_tx") msg/s | $(show "$r_tx") |"
+    echo "| 64 B message rate, received (perftest $BW_CONN server side; bus $BENCH_DELIVERY subscriber$([ "$RATE_BATCH" = 1 ] || echo ", publisher's batch offers of $RATE_BATCH")) | $(show "$pf_rx") msg/s | $(show "$bus_rx") msg/s${rate_err:+ (failed: $rate_err)} | $(show "$r_rx") |"
+    echo "| 64 B message rate, sent (perftest $BW_CONN client side; bus publisher, messages taken) | $(show "$pf_tx") msg/s | $(show "$bus_tx") msg/s | $(show "$r_tx") |"
     echo
-    echo "Bus best-effort path (from the publisher process's QPs, \`rdma resource show qp\` send PSNs before/after the rate"
+    echo "Bus $BENCH_DELIVERY rate path (from the publisher process's QPs, \`rdma resource show qp\` send PSNs before/after the rate"
     echo "phase): **$(show "$path")**. Rate phase: received $(show "$(prop "$res" rate.received.messages)") of"
     echo "$(show "$(prop "$res" rate.sent.messages)") measured messages in $(show "$(prop "$res" rate.received.seconds)") s; offers refused"
     echo "(no credit / not connected): $(show "$(prop "$res" rate.sent.not-ok-offers)"); dropped by the subscriber's ring:"
@@ -262,9 +274,9 @@ for guests in ${TOPOLOGIES//,/ }; do
     echo "Commands (in the guests; \`-d rxe0 -F\` on all perftest runs, the client retries while the server starts):"
     echo
     echo "    ib_send_lat -s 64 -n $COUNT -d rxe0 -R -F -p 18515 [server-ip]"
-    echo "    ib_send_bw -c UD -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
+    echo "    ib_send_bw -c $BW_CONN -s 64 -D $UD_SECONDS -d rxe0 -R -F -p 18516 [server-ip]"
     echo "    java \$RDMABUS_JVM_FLAGS -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp ... io.rdmabus.benchmarks.RxeBusBench --role $([ "$guests" = 2 ] && echo 'server|client --peer 10.77.0.11' || echo both) \\"
-    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH$PROP_TEXT"
+    echo "        --bind \$LAB_SELF_IP --sync \$LAB_SHARED/bench --pings $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --size 64 --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH --rate-delivery $BENCH_DELIVERY$PROP_TEXT"
   } >> "$SUMMARY"
 done
 

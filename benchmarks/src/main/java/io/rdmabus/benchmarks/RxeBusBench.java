@@ -46,19 +46,20 @@ import reactor.core.Disposable;
 
 /**
  * The bus half of {@code lab/bench/rxe-vs-perftest.sh}: the same measurements as perftest's {@code ib_send_lat -R}
- * and {@code ib_send_bw -c UD}, through the bus over the {@code rdma} transport, between two processes on rxe.
+ * and {@code ib_send_bw -c UD} (or {@code -c RC}), through the bus over the {@code rdma} transport, between two processes on rxe.
  *
  * <ul>
  *   <li>{@code ping-<idle>}: RELIABLE round trips of {@code --size} bytes, one at a time (server echoes, client
  *   measures), once per idle strategy in {@code --idle}; each pair of buses uses its own rdma_cm port.</li>
- *   <li>{@code rate}: BEST_EFFORT messages of {@code --size} bytes, server publishes as fast as the topic takes them
- *   ({@code --rate-batch} per offer) for {@code --rate-warmup-s + --rate-s} seconds, client subscribes. Each payload
- *   carries its sequence number, so the client counts exactly the messages of the measured window (sequence range
- *   sent after the warm-up) and times them with its own clock (the guests' clocks are not compared).</li>
+ *   <li>{@code rate}: BEST_EFFORT (or, with {@code --rate-delivery RELIABLE}, RELIABLE) messages of {@code --size}
+ *   bytes, server publishes as fast as the topic takes them ({@code --rate-batch} per offer) for
+ *   {@code --rate-warmup-s + --rate-s} seconds, client subscribes. Each payload carries its sequence number, so the
+ *   client counts exactly the messages of the measured window (sequence range sent after the warm-up) and times them
+ *   with its own clock (the guests' clocks are not compared).</li>
  * </ul>
  * Both sides coordinate through files in {@code --sync} (a directory both can read and write, {@code LAB_SHARED} in
  * the lab). The server also snapshots its process's queue pairs ({@code rdma resource show qp}) before and after the
- * rate phase, so the report says which QP type (RC or UD) carried the best-effort messages. The client writes every
+ * rate phase, so the report says which QP type (RC or UD) carried the rate phase's messages. The client writes every
  * result to {@code --results} (a properties file); a phase that failed is written as {@code <phase>.error}, never as a
  * number. Timing is reported, never asserted.
  *
@@ -68,14 +69,14 @@ import reactor.core.Disposable;
  * phase's idle strategy when a cycle found nothing to do, so receiving, delivering and echoing run on that one thread.
  */
 @Command(name = "rxe-bus-bench", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Bus over rdma: RELIABLE ping-pong RTT and BEST_EFFORT message rate between two processes (see lab/bench/).")
+    description = "Bus over rdma: RELIABLE ping-pong RTT and BEST_EFFORT (or RELIABLE) message rate between two processes (see lab/bench/).")
 public final class RxeBusBench implements Callable<Integer> {
     private static final int HEADER_BYTES = 16; // ping: send time ns + sequence; rate: sequence + spare
     private static final long RESEND_AFTER_NS = TimeUnit.SECONDS.toNanos(1);
     private static final int RATE_PORT_OFFSET = 10;
     private static final int PSN_MASK = (1 << 24) - 1;
 
-    @Option(names = "--role", required = true, description = "server (pong + best-effort publisher), client (ping + subscriber), or both (two buses here)")
+    @Option(names = "--role", required = true, description = "server (pong + rate publisher), client (ping + subscriber), or both (two buses here)")
     String role;
     @Option(names = "--bind", description = "IPv4 address rdma_cm binds (default: $LAB_SELF_IP, else the transport's default)")
     String bind;
@@ -104,13 +105,16 @@ public final class RxeBusBench implements Callable<Integer> {
     int warmupS;
     @Option(names = {"-s", "--size"}, defaultValue = "64", description = "payload bytes, >= 16 (default: ${DEFAULT-VALUE})")
     int sizeBytes;
-    @Option(names = "--rate-s", defaultValue = "10", description = "measured seconds of the best-effort rate phase, 0 = skip it (default: ${DEFAULT-VALUE})")
+    @Option(names = "--rate-s", defaultValue = "10", description = "measured seconds of the rate phase, 0 = skip it (default: ${DEFAULT-VALUE})")
     int rateS;
     @Option(names = "--rate-warmup-s", defaultValue = "15", description = "unmeasured seconds of publishing first (default: ${DEFAULT-VALUE})")
     int rateWarmupS;
     @Option(names = "--rate-batch", defaultValue = "1",
         description = "rate phase: messages per offer; above 1 the publisher uses BusPublication's batch offer (default: ${DEFAULT-VALUE})")
     int rateBatch;
+    @Option(names = "--rate-delivery", defaultValue = "BEST_EFFORT",
+        description = "rate phase's topic: BEST_EFFORT (UD datagrams over rdma) or RELIABLE (RC, lossless, credit-bound) (default: ${DEFAULT-VALUE})")
+    Delivery rateDelivery;
     @Option(names = "--phase-timeout-s", defaultValue = "240", description = "bound on each phase, connection set-up included (default: ${DEFAULT-VALUE})")
     int phaseTimeoutS;
     @Option(names = {"-p", "--property"}, paramLabel = "KEY=VALUE",
@@ -203,7 +207,7 @@ public final class RxeBusBench implements Callable<Integer> {
         }
     }
 
-    // ---------------------------------------------------------------- server: pong and best-effort publisher
+    // ---------------------------------------------------------------- server: pong and rate publisher
 
     private void server() throws IOException, InterruptedException {
         for (int i = 0; i < idles.size(); i++) {
@@ -255,7 +259,7 @@ public final class RxeBusBench implements Callable<Integer> {
         final String idle = "backoff";
         final boolean invoker = threading == ThreadingMode.INVOKER;
         try (Bus bus = newBus("rate-pub", idle, portBase + RATE_PORT_OFFSET, null);
-             BusPublication<byte[]> publication = bus.publication(RATE)) {
+             BusPublication<byte[]> publication = bus.publication(rateTopic())) {
             log("server: rate publisher on %s:%d, waiting for the subscriber", bind, portBase + RATE_PORT_OFFSET);
             awaitConnected(bus, publication, System.nanoTime() + TimeUnit.SECONDS.toNanos(phaseTimeoutS));
             // The subscriber says when its subscription is in place; then give the SUB a moment to settle.
@@ -291,7 +295,7 @@ public final class RxeBusBench implements Callable<Integer> {
                     seq += status;
                     waiting.reset();
                 } else if (status == PublishStatus.CLOSED || status == PublishStatus.MESSAGE_TOO_LARGE) {
-                    throw new BusException("best-effort publishing failed: " + PublishStatus.describe(status));
+                    throw new BusException("rate publishing failed: " + PublishStatus.describe(status));
                 } else {
                     notOk++;
                     // no subscriber credit, no free send slot (or not connected): back off as the bus's agents do;
@@ -310,7 +314,8 @@ public final class RxeBusBench implements Callable<Integer> {
             report.setProperty("rate.qp.before", before.describe());
             report.setProperty("rate.qp.after", after.describe());
             report.setProperty("rate.path", after.pathSince(before, seq));
-            log("server: rate published %,d messages (%,d in the measured %d s); best-effort path: %s", seq, measured, rateS,
+            report.setProperty("rate.delivery", rateDelivery.name());
+            log("server: rate published %,d messages (%,d in the measured %d s); path: %s", seq, measured, rateS,
                 report.getProperty("rate.path"));
             // Keep the bus open until the subscriber has counted, so nothing in flight is cut off.
             writeProperties(sync.resolve("rate.done.tmp"), report);
@@ -322,7 +327,7 @@ public final class RxeBusBench implements Callable<Integer> {
         }
     }
 
-    // ---------------------------------------------------------------- client: ping and best-effort subscriber
+    // ---------------------------------------------------------------- client: ping and rate subscriber
 
     private boolean client() throws IOException, InterruptedException {
         boolean ok = true;
@@ -437,7 +442,7 @@ public final class RxeBusBench implements Callable<Integer> {
         final AtomicLong received = new AtomicLong();
         final AtomicLong overflow = new AtomicLong();
         try (Bus bus = newBus("rate-sub", "backoff", 0, peer + ":" + (portBase + RATE_PORT_OFFSET))) {
-            final Disposable subscription = bus.subscribe(RATE).subscribe(m -> {
+            final Disposable subscription = bus.subscribe(rateTopic()).subscribe(m -> {
                 final long n = received.get();
                 if (n < capacity) {
                     receiptNs[(int) n] = System.nanoTime();
@@ -456,7 +461,7 @@ public final class RxeBusBench implements Callable<Integer> {
             final Properties pub = readProperties(sync.resolve("rate.done"));
             awaitFile(null, 1, bus, "backoff"); // 1 s for the messages still in flight when the publisher stopped
             for (final SubscriptionStats st : bus.stats().subscriptions()) { // before dispose: a disposed subscription is not listed
-                if (st.topic().equals(RATE.name())) {
+                if (st.topic().equals(RATE_TOPIC_NAME)) {
                     results.setProperty("rate.sub.frames-received", Long.toString(st.framesReceived()));
                     results.setProperty("rate.sub.dropped-by-subscriber", Long.toString(st.droppedBySubscriber()));
                     results.setProperty("rate.sub.gap-messages", Long.toString(st.gapMessages()));
@@ -496,7 +501,12 @@ public final class RxeBusBench implements Callable<Integer> {
 
     static final Topic<byte[]> PING = Topic.of("rxebench.ping", Codecs.bytes(), Delivery.RELIABLE);
     static final Topic<byte[]> PONG = Topic.of("rxebench.pong", Codecs.bytes(), Delivery.RELIABLE);
-    static final Topic<byte[]> RATE = Topic.of("rxebench.rate", Codecs.bytes(), Delivery.BEST_EFFORT);
+    static final String RATE_TOPIC_NAME = "rxebench.rate";
+
+    /** @return the rate phase's topic, of {@code --rate-delivery} */
+    Topic<byte[]> rateTopic() {
+        return Topic.of(RATE_TOPIC_NAME, Codecs.bytes(), rateDelivery);
+    }
 
     /** A bus on rdma: listening on {@code listenPort} (if > 0), or seeded with {@code seed} (one direction only). */
     private Bus newBus(final String name, final String idle, final int listenPort, final String seed) {

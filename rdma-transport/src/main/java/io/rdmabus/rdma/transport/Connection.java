@@ -7,6 +7,7 @@ import io.rdmabus.rdma.verbs.QueuePair;
 import io.rdmabus.rdma.verbs.RecvRequest;
 import io.rdmabus.rdma.verbs.RecvRequestList;
 import io.rdmabus.rdma.verbs.SendRequest;
+import io.rdmabus.rdma.verbs.SendRequestList;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -86,6 +87,9 @@ final class Connection {
     private int sinceSignal;
     /** The last signalled data send's post sequence, -1 before the first (postLock). */
     private long lastSignaledSeq = -1;
+    /** {@link #chainStart}'s record of the ring's signalling state (postLock). */
+    private int chainSinceSignal;
+    private long chainLastSignaledSeq;
     /** Per control slot: the post sequence of the first data send after it, i.e. what its completion releases (postLock). */
     private final long[] ctrlMark = new long[RdmaTransportConfig.CONTROL_SLOTS];
 
@@ -225,14 +229,50 @@ final class Connection {
         counters.setRelease(RdmaConnectionCounter.BYTES_IN.id(), counters.getPlain(RdmaConnectionCounter.BYTES_IN.id()) + frameBytes);
     }
 
-    /** The data send {@code seq} of a {@code frameBytes} frame was posted (postLock held). */
+    /** The data send {@code seq} of a {@code frameBytes} frame was posted, alone (postLock held). */
     void dataSendPosted(final long seq, final boolean signaled, final int frameBytes) {
+        dataSendAdded(seq, signaled);
+        dataSendsCounted(1, 1, frameBytes);
+    }
+
+    /**
+     * The data send {@code seq} joins the ring before its post (postLock held): alone ({@link #dataSendPosted}) or in a
+     * chain, where the next request's {@link #nextDataSend} and {@link #signalNext} follow on from it. A chain's post
+     * then counts what it posted ({@link #dataSendsCounted}) and, if it failed part-way, gives back the rest
+     * ({@link #chainPostedOnly}).
+     */
+    void dataSendAdded(final long seq, final boolean signaled) {
         postedSeq = seq + 1;
-        counters.setRelease(RdmaConnectionCounter.MESSAGES_OUT.id(), counters.getPlain(RdmaConnectionCounter.MESSAGES_OUT.id()) + 1);
-        counters.setRelease(RdmaConnectionCounter.BYTES_OUT.id(), counters.getPlain(RdmaConnectionCounter.BYTES_OUT.id()) + frameBytes);
         sinceSignal = signaled ? 0 : sinceSignal + 1;
         if (signaled) {
             lastSignaledSeq = seq;
+        }
+    }
+
+    /** {@code sends} data sends of {@code frameBytes} frame bytes in all went out in {@code posts} ibv_post_send calls (postLock held). */
+    void dataSendsCounted(final int sends, final int posts, final long frameBytes) {
+        counters.setRelease(RdmaConnectionCounter.MESSAGES_OUT.id(), counters.getPlain(RdmaConnectionCounter.MESSAGES_OUT.id()) + sends);
+        counters.setRelease(RdmaConnectionCounter.BYTES_OUT.id(), counters.getPlain(RdmaConnectionCounter.BYTES_OUT.id()) + frameBytes);
+        counters.setRelease(RdmaConnectionCounter.DATA_POSTS.id(), counters.getPlain(RdmaConnectionCounter.DATA_POSTS.id()) + posts);
+    }
+
+    /** Before a chain's first {@link #dataSendAdded}: remembers the ring's state to go back to (postLock held). */
+    long chainStart() {
+        chainSinceSignal = sinceSignal;
+        chainLastSignaledSeq = lastSignaledSeq;
+        return postedSeq;
+    }
+
+    /**
+     * The chain added from {@code start} on was posted up to request {@code posted} only (its post failed there): the
+     * ring takes back the rest, as if only those had been added (postLock held).
+     */
+    void chainPostedOnly(final long start, final int posted, final SendRequestList chain) {
+        postedSeq = start;
+        sinceSignal = chainSinceSignal;
+        lastSignaledSeq = chainLastSignaledSeq;
+        for (int i = 0; i < posted; i++) {
+            dataSendAdded(start + i, chain.signaled(i));
         }
     }
 

@@ -15,6 +15,8 @@ enum RdmaConnectionCounter implements CounterDescriptor {
             "the thread holding the connection's postLock (a publisher, or the poller replaying or re-sending for a NAK)",
             "data sends posted on this connection, replays and recovered UD frames included"),
     BYTES_OUT("bytesOut", false, "as messagesOut", "the frame bytes of messagesOut"),
+    DATA_POSTS("dataPosts", false, "as messagesOut",
+            "ibv_post_send calls that posted messagesOut: one per message, except a batch offer's messages, one call per batch"),
     DROPS("drops", false, "publisher threads, atomically (only when dropping)",
             "BEST_EFFORT frames not sent to this peer because it had granted no credit (it is behind)"),
     CREDITS("credits", true, "publishers take, the poller adds (a gauge)",

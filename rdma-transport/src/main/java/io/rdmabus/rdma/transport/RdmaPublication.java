@@ -4,6 +4,7 @@ import io.rdmabus.Delivery;
 import io.rdmabus.frame.FrameHeader;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.rdma.verbs.SendRequest;
+import io.rdmabus.rdma.verbs.SendRequestList;
 import io.rdmabus.spi.FrameClaim;
 import io.rdmabus.spi.HostedAgent;
 import io.rdmabus.spi.TopicDescriptor;
@@ -44,6 +45,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * ({@link ReliableResume}). A publication created with its session id ({@code Transport.addPublication(topic,
  * sessionId)}, what the bus calls) claims nothing until the poller has posted its START on every connection its topic
  * is routed to (the same {@code replaying} block, raised at construction).
+ *
+ * <p>Batches: between {@link #beginBatch} and {@link #endBatch} (the bus's batch offer) commits do not post; the end of
+ * the batch (or a full {@link RcSendBatch}) posts each connection's frames of the batch, in commit order, as one chain
+ * with one {@code ibv_post_send}. The batch holds the claim gate throughout, so a replay (which waits for the gate) never
+ * starts between a frame's commit and its post, and {@link #close} on another thread waits for the batch's post.
  */
 final class RdmaPublication implements TransportPublication, FrameClaim {
     private static final long LINGER_NS = TimeUnit.SECONDS.toNanos(2);
@@ -66,6 +72,10 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private final MemoryRegion mr;
     private final UnsafeBuffer view;
     private final SendRequest request = new SendRequest();
+    /** The frames of the batch in progress not posted yet (publisher thread; created at the first batch). */
+    private RcSendBatch batch;
+    /** Inside {@link #beginBatch}/{@link #endBatch}: commits go into {@link #batch}, the end of the batch posts them. */
+    private boolean batching;
     /** The poller's own request for replays (the publisher thread owns {@link #request}). */
     private final SendRequest replayRequest = new SendRequest();
     /** Per slot: the bus sequence of the frame committed in it (RELIABLE retention). */
@@ -145,21 +155,22 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             return TransportStatus.FRAME_TOO_LARGE;
         }
         if (claimed) {
-            abort();
+            abort(); // an earlier claim never committed (outside a batch it opens the gate: before entering again)
         }
-        gate.enter();
+        if (!batching) {
+            gate.enter();
+        }
+        final int status;
         if (closed) {
-            gate.leave(); // close() raced this claim: it waits for the gate, so the slots stay registered until here
-            return TransportStatus.CLOSED;
-        }
-        if (replaying != 0) {
+            status = TransportStatus.CLOSED; // close() raced this claim: it waits for the gate, so the slots stay registered
+        } else if (replaying != 0) {
             // a reconnected subscriber is being replayed its missed frames first: nothing new may overtake them
-            gate.leave();
             replayWaits++;
-            return TransportStatus.BACK_PRESSURED;
+            status = TransportStatus.BACK_PRESSURED;
+        } else {
+            status = claimSlotAndCredits(frameLength);
         }
-        final int status = claimSlotAndCredits(frameLength);
-        if (status != TransportStatus.OK) {
+        if (status != TransportStatus.OK && !batching) {
             gate.leave();
         }
         return status;
@@ -264,6 +275,16 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         committed++;
         refs.set(slot, targetCount);
         cursor = slot + 1 == slots ? 0 : slot + 1;
+        if (batching) {
+            batch.add(slot, claimLength, targets, targetCount);
+            for (int i = 0; i < targetCount; i++) {
+                targetWindows[i] = null; // taken for good: the subscriber returns it in a TOPIC_CREDIT
+            }
+            if (batch.isFull()) {
+                postBatch();
+            }
+            return;
+        }
         for (int i = 0; i < targetCount; i++) {
             final Connection c = targets[i];
             targets[i] = null;
@@ -315,7 +336,130 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             claimed = false;
             giveBackCredits();
         }
+        if (!batching) {
+            gate.leave();
+        }
+    }
+
+    /**
+     * Commits until {@link #endBatch} go into the batch; it is posted when full and at the end. Holds the claim gate for
+     * the whole batch.
+     */
+    @Override
+    public void beginBatch() {
+        if (batching) {
+            return;
+        }
+        if (claimed) {
+            abort();
+        }
+        if (batch == null) {
+            batch = new RcSendBatch(slots);
+        }
+        gate.enter();
+        batching = true;
+    }
+
+    /** Posts what the batch holds (one {@code ibv_post_send} per connection) and opens the claim gate. */
+    @Override
+    public void endBatch() {
+        if (!batching) {
+            return;
+        }
+        if (claimed) {
+            abort(); // a claim of the batch never committed
+        }
+        postBatch();
+        batching = false;
         gate.leave();
+    }
+
+    /** Posts the batch's frames: for each connection, in the order of their first frame, one chain of its frames. */
+    private void postBatch() {
+        final RcSendBatch b = batch;
+        for (int f = 0; f < b.frames(); f++) {
+            for (int i = 0; i < b.targetCount(f); i++) {
+                final Connection c = b.takeTarget(f, i);
+                if (c != null) {
+                    postChain(c, f);
+                }
+            }
+        }
+        b.clear();
+    }
+
+    /**
+     * Posts, on {@code c}, batch frame {@code first} and every later one that goes to {@code c} (taking them out of the
+     * batch) as one chain; a frame that could not be posted gives back its slot reference, and the connection is failed.
+     */
+    private void postChain(final Connection c, final int first) {
+        final RcSendBatch b = batch;
+        int listed = 0;
+        for (int f = first; f < b.frames(); f++) {
+            if (f == first || b.takeTarget(f, c)) {
+                b.chained(listed++, f);
+            }
+        }
+        int posted = 0;
+        c.posters.incrementAndGet();
+        try {
+            synchronized (c.postLock) {
+                if (!c.closed) {
+                    posted = chainAndPost(c, listed);
+                }
+            }
+        } finally {
+            c.posters.decrementAndGet();
+        }
+        for (int r = posted; r < listed; r++) {
+            refs.decrementAndGet(b.slot(b.chainedFrame(r)));
+        }
+        if (posted < listed && !ctx.transportClosed()) {
+            poller.fail(c); // the poller tears it down
+        }
+    }
+
+    /**
+     * Chains the {@code listed} batch frames {@link RcSendBatch#chainedFrame} names for {@code c} (as many as its send
+     * ring takes) and posts them with one call (postLock held).
+     *
+     * @return the requests posted: the first that many listed frames are on their way, the rest are not
+     */
+    private int chainAndPost(final Connection c, final int listed) {
+        final RcSendBatch b = batch;
+        final SendRequestList chain = b.chain();
+        chain.clear();
+        final long start = c.chainStart();
+        for (int r = 0; r < listed; r++) {
+            final int slot = b.slot(b.chainedFrame(r));
+            final long seq = c.nextDataSend(poolIndex, slot);
+            if (seq < 0) {
+                break;
+            }
+            final boolean signaled = c.signalNext();
+            final int bytes = Wire.ENVELOPE_BYTES + b.length(b.chainedFrame(r));
+            chain.addSend(WorkRequestId.ofDataSend(c.id, seq), mr, (long) slot * slotBytes, bytes, signaled, bytes <= c.maxInlineBytes);
+            c.dataSendAdded(seq, signaled);
+        }
+        final int chained = chain.count();
+        int posted;
+        try {
+            posted = chained == 0 || c.qp.postSend(chain) == 0 ? chained : Math.max(0, chain.failedIndex());
+        } catch (RuntimeException e) {
+            posted = 0; // the QP closed under us: nothing was posted
+        }
+        if (posted < chained) {
+            c.chainPostedOnly(start, posted, chain);
+        }
+        if (posted > 0) {
+            long frameBytes = 0;
+            for (int r = 0; r < posted; r++) {
+                frameBytes += b.length(b.chainedFrame(r));
+            }
+            c.outstandingSends.addAndGet(posted);
+            c.dataSendsCounted(posted, 1, frameBytes);
+        }
+        return posted;
     }
 
     private void giveBackCredits() {
@@ -459,6 +603,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         ctx.publications.sessionEnded(this); // from now on a RESUME of this session is answered from there
         if (gate.heldByCurrentThread()) {
             abort();
+            endBatch(); // a batch in progress: its frames are posted before the slots are lingered on
         }
         // Linger: committed frames are posted; wait for their completions so the slots' memory stays registered (INVOKER:
         // idleWhileWaiting runs the poller on this thread when the application's loop is not inside the bus's cycle)
@@ -473,6 +618,9 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         }
         request.close();
         replayRequest.close();
+        if (batch != null) {
+            batch.close();
+        }
         mr.close();
     }
 

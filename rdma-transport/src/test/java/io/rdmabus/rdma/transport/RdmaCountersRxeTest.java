@@ -121,6 +121,7 @@ class RdmaCountersRxeTest {
         });
         final Map<String, Long> pubConnection = connection(expected, "rdma-pub");
         assertEquals(Long.valueOf(MESSAGES), pubConnection.get("messagesOut"), "data sends posted on the publisher's connection: " + expected);
+        assertEquals(Long.valueOf(MESSAGES), pubConnection.get("dataPosts"), "one ibv_post_send per single offer: " + expected);
         assertTrue(pubConnection.get("bytesOut") >= MESSAGES * 9L, "frame bytes of 2000 'message N' strings: " + expected);
         assertEquals(0L, pubConnection.get("drops"), "RELIABLE frames are never dropped: " + expected);
         assertEquals(0L, pubConnection.get("reconnects"), "the first connection between the two nodes: " + expected);

@@ -208,4 +208,82 @@ class RdmaTransportRxeTest {
         }
         assertTrue(errors.isEmpty(), "agent errors: " + errors);
     }
+
+    /**
+     * A batch ({@code beginBatch}..{@code endBatch}, the bus's batch offer) posts each connection's frames of the batch
+     * with one {@code ibv_post_send}: two subscribers get every frame in order, and each connection counts one data post
+     * per batch.
+     */
+    @Test
+    void aBatchPostsEachConnectionsFramesTogether() throws Exception {
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        RdmaTransport sub1 = start("rxe-batch-sub1", List.of(), errors, Map.of());
+        RdmaTransport sub2 = start("rxe-batch-sub2", List.of(), errors, Map.of());
+        RdmaTransport pubT = start("rxe-batch-pub", List.of(sub1.listenEndpoint(), sub2.listenEndpoint()), errors, Map.of());
+        try {
+            TopicDescriptor topic = new TopicDescriptor("batch", 9, Delivery.RELIABLE, 1024);
+            Sink k1 = new Sink();
+            Sink k2 = new Sink();
+            TransportSubscription s1 = sub1.addSubscription(topic, k1);
+            TransportSubscription s2 = sub2.addSubscription(topic, k2);
+            TransportPublication pub = pubT.addPublication(topic);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (live(pubT.route(9)) < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(2, live(pubT.route(9)), "subscribers connected to the publication within 60 s");
+            int n = 960;
+            int batch = 32;
+            int batches = 0;
+            int tries = 0;
+            long sent = 0;
+            while (sent < n) {
+                long before = sent;
+                pub.beginBatch();
+                try {
+                    for (int i = 0; i < batch && sent < n && claimAndSend(pub, sent, 0) == TransportStatus.OK; i++) {
+                        sent++;
+                    }
+                } finally {
+                    pub.endBatch();
+                }
+                batches += sent > before ? 1 : 0; // a batch whose first claim was refused posts nothing
+                assertTrue(++tries < 10 * n, "the publication took " + sent + " of " + n + " frames in " + tries + " batches");
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the guest's pollers keep up
+            }
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while ((k1.sequences.size() < n || k2.sequences.size() < n) && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            List<Long> expected = new ArrayList<>();
+            for (long i = 0; i < n; i++) {
+                expected.add(i);
+            }
+            assertEquals(expected, k1.sequences, "frames at the first subscriber");
+            assertEquals(expected, k2.sequences, "frames at the second subscriber");
+            List<io.rdmabus.ConnectionStats> connections = pubT.connections();
+            assertEquals(2, connections.size(), "the publisher's connections: " + connections);
+            for (io.rdmabus.ConnectionStats c : connections) {
+                System.err.println("RC batches of " + batch + " (" + batches + " batches): connection " + c.peer() + " " + c.counters());
+                assertEquals(n, c.counters().get("messagesOut"), "data sends on " + c);
+                assertEquals(batches, c.counters().get("dataPosts"), "one post per batch on " + c);
+            }
+            pub.close();
+            s1.close();
+            s2.close();
+        } finally {
+            pubT.close();
+            sub1.close();
+            sub2.close();
+        }
+        assertTrue(errors.isEmpty(), "agent errors: " + errors);
+    }
+
+    private static int live(final TopicRoute route) {
+        int n = 0;
+        for (Connection c : route.subscribers()) {
+            n += c.live() ? 1 : 0;
+        }
+        return n;
+    }
 }
