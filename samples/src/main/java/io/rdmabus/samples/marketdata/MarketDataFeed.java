@@ -145,17 +145,17 @@ final class MarketDataFeed implements Runnable {
     }
 
     /**
-     * Offers {@link #batch}'s first {@code length} quotes, each once: a batch offer takes a prefix of what it is given,
-     * so the quote it stopped at is dropped (counted) and the offer goes on from the next one.
+     * Offers {@link #batch}'s first {@code length} quotes, each once: a batch offer takes a prefix of what it is given
+     * and stops at the first quote it refuses, which is dropped (counted); the next offer starts after it.
      */
     private void offerOnce(final int length) {
         int from = 0;
         while (from < length) {
-            final int taken = quotes.offer(batch, from, length - from);
-            if (taken > 0) {
-                quotesSent.lazySet(quotesSent.get() + taken);
-                from += taken;
-            } else {
+            final int asked = length - from;
+            final int taken = Math.max(0, quotes.offer(batch, from, asked)); // a refusal of the first quote is negative
+            quotesSent.lazySet(quotesSent.get() + taken);
+            from += taken;
+            if (taken < asked) {
                 quotesDropped.lazySet(quotesDropped.get() + 1); // best effort: no subscriber or no room, never retried
                 from++;
             }
