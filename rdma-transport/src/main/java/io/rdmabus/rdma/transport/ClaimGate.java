@@ -11,22 +11,58 @@ import org.slf4j.LoggerFactory;
  * does not apply). The publisher enters before it re-checks {@code closed} and leaves after its commit or abort;
  * close sets {@code closed} first, then waits for the gate to open, and leaks the memory (with a warning) rather than
  * free it under a publisher that does not leave in time.
+ *
+ * <p>Batches (the SPI's {@code beginBatch}/{@code endBatch}, the bus's batch offer): a batch holds the gate from its
+ * start to its end, across its claims, since the publication keeps committed frames to post at the end of the batch
+ * and a {@code close()} on another thread must wait for that post too. Inside a batch {@link #enterClaim} and
+ * {@link #endClaim} leave the gate as it is.
  */
 final class ClaimGate {
     private static final Logger LOG = LoggerFactory.getLogger(ClaimGate.class);
     private volatile boolean inClaim;
     /** The thread of the claim in progress (written by it before {@link #inClaim}'s volatile write). */
     private Thread claimer;
+    /** A batch holds the gate (the publisher thread's own). */
+    private boolean batch;
 
-    /** The publisher starts a claim (then re-checks its publication's closed flag). */
-    void enter() {
-        claimer = Thread.currentThread();
-        inClaim = true;
+    /** The publisher starts a claim (then re-checks its publication's closed flag): enters, unless a batch holds the gate. */
+    void enterClaim() {
+        if (!batch) {
+            enter();
+        }
     }
 
-    /** The claim was committed, aborted or refused. */
-    void leave() {
+    /** The claim was committed, aborted or refused: leaves, unless a batch holds the gate. */
+    void endClaim() {
+        if (!batch) {
+            inClaim = false;
+        }
+    }
+
+    /** @return false if a batch holds the gate already; else it does from now on */
+    boolean beginBatch() {
+        if (batch) {
+            return false;
+        }
+        enter();
+        batch = true;
+        return true;
+    }
+
+    /** @return whether a batch holds the gate (publisher thread) */
+    boolean inBatch() {
+        return batch;
+    }
+
+    /** The batch ended (what it held is posted): leaves the gate. */
+    void endBatch() {
+        batch = false;
         inClaim = false;
+    }
+
+    private void enter() {
+        claimer = Thread.currentThread();
+        inClaim = true;
     }
 
     /** @return a claim is in progress (any thread) */

@@ -74,8 +74,6 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
     private final SendRequest request = new SendRequest();
     /** The frames of the batch in progress not posted yet (publisher thread; created at the first batch). */
     private RcSendBatch batch;
-    /** Inside {@link #beginBatch}/{@link #endBatch}: commits go into {@link #batch}, the end of the batch posts them. */
-    private boolean batching;
     /** The poller's own request for replays (the publisher thread owns {@link #request}). */
     private final SendRequest replayRequest = new SendRequest();
     /** Per slot: the bus sequence of the frame committed in it (RELIABLE retention). */
@@ -157,9 +155,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         if (claimed) {
             abort(); // an earlier claim never committed (outside a batch it opens the gate: before entering again)
         }
-        if (!batching) {
-            gate.enter();
-        }
+        gate.enterClaim();
         final int status;
         if (closed) {
             status = TransportStatus.CLOSED; // close() raced this claim: it waits for the gate, so the slots stay registered
@@ -170,8 +166,8 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         } else {
             status = claimSlotAndCredits(frameLength);
         }
-        if (status != TransportStatus.OK && !batching) {
-            gate.leave();
+        if (status != TransportStatus.OK) {
+            gate.endClaim();
         }
         return status;
     }
@@ -275,7 +271,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         committed++;
         refs.set(slot, targetCount);
         cursor = slot + 1 == slots ? 0 : slot + 1;
-        if (batching) {
+        if (gate.inBatch()) {
             batch.add(slot, claimLength, targets, targetCount);
             for (int i = 0; i < targetCount; i++) {
                 targetWindows[i] = null; // taken for good: the subscriber returns it in a TOPIC_CREDIT
@@ -296,7 +292,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
                 }
             }
         }
-        gate.leave();
+        gate.endClaim();
     }
 
     private boolean post(final Connection c, final int slot, final int base, final int frameLength, final SendRequest request) {
@@ -336,9 +332,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
             claimed = false;
             giveBackCredits();
         }
-        if (!batching) {
-            gate.leave();
-        }
+        gate.endClaim();
     }
 
     /**
@@ -347,7 +341,7 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
      */
     @Override
     public void beginBatch() {
-        if (batching) {
+        if (gate.inBatch()) {
             return;
         }
         if (claimed) {
@@ -356,22 +350,20 @@ final class RdmaPublication implements TransportPublication, FrameClaim {
         if (batch == null) {
             batch = new RcSendBatch(slots);
         }
-        gate.enter();
-        batching = true;
+        gate.beginBatch();
     }
 
     /** Posts what the batch holds (one {@code ibv_post_send} per connection) and opens the claim gate. */
     @Override
     public void endBatch() {
-        if (!batching) {
+        if (!gate.inBatch()) {
             return;
         }
         if (claimed) {
             abort(); // a claim of the batch never committed
         }
         postBatch();
-        batching = false;
-        gate.leave();
+        gate.endBatch();
     }
 
     /** Posts the batch's frames: for each connection, in the order of their first frame, one chain of its frames. */

@@ -57,8 +57,6 @@ final class UdPublication implements TransportPublication, FrameClaim {
     /** Per frame of a batch's chain: its slot, held (one reference) until the post copies its inline datagrams. */
     private final int[] heldSlots;
     private int heldCount;
-    /** Inside {@link #beginBatch}/{@link #endBatch}: commits chain, the end of the batch posts. */
-    private boolean batching;
     /** Per slot: datagrams posted from it whose completion the poller has not seen yet (0 = free). */
     private final AtomicIntegerArray refs;
     private final UdEndpoint.UdRemote[] targets = new UdEndpoint.UdRemote[64];
@@ -102,12 +100,10 @@ final class UdPublication implements TransportPublication, FrameClaim {
         if (claimed) {
             abort(); // an earlier claim never committed (outside a batch it opens the gate: before entering again)
         }
-        if (!batching) {
-            gate.enter();
-        }
+        gate.enterClaim();
         final int status = closed ? TransportStatus.CLOSED : claim(frameLength); // closed again: close() may have raced us
-        if (status != TransportStatus.OK && !batching) {
-            gate.leave();
+        if (status != TransportStatus.OK) {
+            gate.endClaim();
         }
         return status;
     }
@@ -224,16 +220,16 @@ final class UdPublication implements TransportPublication, FrameClaim {
         final int added = requests.count() - before;
         if (added > 0 && !inline) {
             refs.set(slot, added); // the device reads the slot: each datagram holds it until its release
-        } else if (added > 0 && batching) {
+        } else if (added > 0 && gate.inBatch()) {
             refs.set(slot, 1); // the chain's post reads the slot (copies it inline): held until then
             heldSlots[heldCount++] = slot;
         }
         lost(targetCount - added); // not added: the handle closed under us (peer left, transport closing)
         clearTargets();
-        if (!batching) {
+        if (!gate.inBatch()) {
             postChain();
-            gate.leave();
         }
+        gate.endClaim();
     }
 
     /**
@@ -309,9 +305,7 @@ final class UdPublication implements TransportPublication, FrameClaim {
             clearTargets();
             releaseRemotesUnlessChained();
         }
-        if (!batching) {
-            gate.leave();
-        }
+        gate.endClaim();
     }
 
     /**
@@ -321,28 +315,26 @@ final class UdPublication implements TransportPublication, FrameClaim {
      */
     @Override
     public void beginBatch() {
-        if (batching) {
+        if (gate.inBatch()) {
             return;
         }
         if (claimed) {
             abort();
         }
-        gate.enter();
-        batching = true;
+        gate.beginBatch();
     }
 
     /** Posts what the batch chained (with one {@code ibv_post_send}) and opens the claim gate. */
     @Override
     public void endBatch() {
-        if (!batching) {
+        if (!gate.inBatch()) {
             return;
         }
         if (claimed) {
             abort(); // a claim of the batch never committed
         }
         postChain();
-        batching = false;
-        gate.leave();
+        gate.endBatch();
     }
 
     @Override
