@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmabus.ConnectionStats;
 import io.rdmabus.Delivery;
 import io.rdmabus.IdleStrategies;
 import io.rdmabus.frame.FrameHeader;
@@ -25,6 +26,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.DirectBuffer;
 import org.junit.jupiter.api.Tag;
@@ -249,7 +251,7 @@ class RdmaTransportRxeTest {
                 }
                 batches += sent > before ? 1 : 0; // a batch whose first claim was refused posts nothing
                 assertTrue(++tries < 10 * n, "the publication took " + sent + " of " + n + " frames in " + tries + " batches");
-                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the guest's pollers keep up
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the guest's pollers keep up
             }
             deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while ((k1.sequences.size() < n || k2.sequences.size() < n) && System.nanoTime() < deadline) {
@@ -261,9 +263,9 @@ class RdmaTransportRxeTest {
             }
             assertEquals(expected, k1.sequences, "frames at the first subscriber");
             assertEquals(expected, k2.sequences, "frames at the second subscriber");
-            List<io.rdmabus.ConnectionStats> connections = pubT.connections();
+            List<ConnectionStats> connections = pubT.connections();
             assertEquals(2, connections.size(), "the publisher's connections: " + connections);
-            for (io.rdmabus.ConnectionStats c : connections) {
+            for (ConnectionStats c : connections) {
                 System.err.println("RC batches of " + batch + " (" + batches + " batches): connection " + c.peer() + " " + c.counters());
                 assertEquals(n, c.counters().get("messagesOut"), "data sends on " + c);
                 assertEquals(batches, c.counters().get("dataPosts"), "one post per batch on " + c);
