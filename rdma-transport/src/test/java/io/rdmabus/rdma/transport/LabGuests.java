@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +30,17 @@ final class LabGuests {
 
     /** Creates the signal file {@code what} for the other guests. */
     static void signal(final String what) throws IOException {
-        Files.writeString(shared(what), "1");
+        publish(what, "1");
+    }
+
+    /**
+     * Writes {@code content} to the shared file {@code what} aside and renames it into place, so a guest that sees the
+     * file (e.g. through {@link #awaitFile}) never reads it empty or half-written.
+     */
+    static void publish(final String what, final String content) throws IOException {
+        Path tmp = shared(what + ".tmp");
+        Files.writeString(tmp, content);
+        Files.move(tmp, shared(what), StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** Waits for another guest's signal file {@code what}; fails the test after {@code waitMs}. */

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -48,10 +47,7 @@ class RdmaTckBusHostRxeTest {
         BusHost.Outcome outcome;
         try {
             BusHost host = BusHost.start(new InetSocketAddress(self, CONTROL_PORT), buses::newNode, RemoteCodecs.standard());
-            // written aside and renamed, so guest 1 never reads a half-written file
-            Path tmp = LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY + ".tmp");
-            Files.writeString(tmp, self + ":" + host.port() + "\n");
-            Files.move(tmp, LabGuests.shared(RdmaTwoGuestTckTest.HOST_READY), StandardCopyOption.ATOMIC_MOVE);
+            LabGuests.publish(RdmaTwoGuestTckTest.HOST_READY, self + ":" + host.port() + "\n");
             System.err.println("bus host: serving on " + self + ":" + host.port() + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             // guest 1 writes CLIENT_GONE when it gives up (e.g. its fixture failed): end at once instead of after CONNECT_WITHIN
             Path gone = LabGuests.shared(RdmaTwoGuestTckTest.CLIENT_GONE);

@@ -62,7 +62,7 @@ class RdmaTwoGuestTckTest extends TransportTck {
             local.close();
             try {
                 // so that guest 2 stops waiting for us now rather than after its connect bound
-                Files.writeString(LabGuests.shared(CLIENT_GONE), "the TCK fixture failed: " + ex);
+                LabGuests.publish(CLIENT_GONE, "the TCK fixture failed: " + ex);
             } catch (IOException | RuntimeException ignored) {
                 // the failure below says what matters
             }

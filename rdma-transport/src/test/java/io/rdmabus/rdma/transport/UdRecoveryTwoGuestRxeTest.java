@@ -147,7 +147,7 @@ class UdRecoveryTwoGuestRxeTest {
             }
             System.err.println("guest 2 published " + seq + " + " + seqPlain + " frames in " + (System.nanoTime() - t0) / 1_000_000 + " ms (" + refused
                     + " claims refused); counters " + t.counters());
-            Files.writeString(LabGuests.shared("nak-published"), Long.toString(seq));
+            LabGuests.publish("nak-published", Long.toString(seq));
             assertEquals(List.of((long) FRAMES, (long) FRAMES), List.of(seq, seqPlain), "published within " + WAIT_MS + " ms (claims refused: "
                     + refused + ")");
             LabGuests.awaitFile("nak-done", WAIT_MS);
