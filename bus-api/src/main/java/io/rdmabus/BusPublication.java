@@ -22,8 +22,10 @@ public interface BusPublication<T> extends AutoCloseable {
      * would, and stops at the first one the publication does not take. The publication's single-writer ownership is
      * taken once for them all rather than once per value: where a message is handed to another thread on this machine
      * (a subscriber of this bus, a transport whose sending thread reads what the publisher wrote), taking it waits for
-     * the previous message's stores, so a burst sent this way costs less per message (docs/benchmarks.md). Over
-     * rdma, a BEST_EFFORT topic posts the whole burst's datagrams with one verbs call instead of one per message. A
+     * the previous message's stores, so a burst sent this way costs less per message (docs/benchmarks.md). The
+     * messages of one call share one timestamp, the publisher's clock when the first of them is taken. Over rdma, a
+     * BEST_EFFORT topic posts the whole burst's datagrams with one verbs call instead of one per message, and a
+     * RELIABLE topic each subscriber's frames of the burst with one call per subscriber. A
      * {@link #close()} from another thread stops the call before its next value, as it would refuse the next single
      * offer; the values taken before are sent.
      *

@@ -44,6 +44,10 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private final LastValueCache lastValues;
     private final java.util.function.ToLongFunction<? super T> lastValueKey;
     private long nextSequence;
+    /** True from the start to the end of a batch offer; owned by the token holder, as the fields below it. */
+    private boolean inBatch;
+    /** The stamp the frames of the batch offer in progress share, read once at its first taken frame; 0 before that. */
+    private long batchStampNs;
     /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
     private final AtomicInteger state = new AtomicInteger(IDLE);
     private volatile boolean closeRequested;
@@ -95,6 +99,7 @@ final class DefaultPublication<T> implements BusPublication<T> {
             return PublishStatus.CLOSED;
         }
         try {
+            inBatch = true;
             transportPublication.beginBatch();
             try {
                 for (int i = 0; i < length; i++) {
@@ -105,6 +110,8 @@ final class DefaultPublication<T> implements BusPublication<T> {
                 }
                 return length;
             } finally {
+                inBatch = false;
+                batchStampNs = 0;
                 transportPublication.endBatch(); // the transport sends what it held for the batch
             }
         } finally {
@@ -248,8 +255,19 @@ final class DefaultPublication<T> implements BusPublication<T> {
         return PublishStatus.OK;
     }
 
+    /** The frame's stamp: the clock, read once per single offer or once per batch offer (25-35 ns a read here). */
     private long stamp() {
-        return clock == null ? 0 : clock.nanoTime();
+        if (clock == null) {
+            return 0;
+        }
+        if (batchStampNs != 0) {
+            return batchStampNs;
+        }
+        final long now = clock.nanoTime();
+        if (inBatch) {
+            batchStampNs = now;
+        }
+        return now;
     }
 
     private void encodeToScratch(final T value, final int length) {

@@ -82,8 +82,9 @@ public abstract class DeliveryTck extends HostileFrameTck {
 
     /**
      * {@code BusPublication.offer(values, offset, length)}: a reliable stream sent in batches arrives whole and in order,
-     * as single offers would send it; each call takes part of its range or answers why it took nothing. An empty range
-     * takes nothing, a range outside the array is refused, and a closed publication answers CLOSED.
+     * as single offers would send it; each call takes part of its range or answers why it took nothing, and the values
+     * one call took carry one timestamp. An empty range takes nothing, a range outside the array is refused, and a
+     * closed publication answers CLOSED.
      */
     @Test
     @ScaledTimeout(30)
@@ -100,11 +101,13 @@ public abstract class DeliveryTck extends HostileFrameTck {
         final String[] values = IntStream.range(0, n + 2).mapToObj(i -> "b-" + i).toArray(String[]::new);
         final long deadlineNs = System.nanoTime() + deliveryTimeout.toNanos();
         int sent = 0;
+        final List<int[]> calls = new ArrayList<>(); // {index of the call's first value among those sent, how many it took}
         while (sent < n) {
             final int asked = Math.min(batch, n - sent);
             final int taken = pub.offer(values, 1 + sent, asked);
             assertTrue(taken <= asked, "took " + taken + " of " + asked);
             if (taken > 0) {
+                calls.add(new int[] {sent, taken});
                 sent += taken;
                 continue;
             }
@@ -117,6 +120,13 @@ public abstract class DeliveryTck extends HostileFrameTck {
         assertEquals(IntStream.rangeClosed(1, n).mapToObj(i -> "b-" + i).toList(), rec.received().stream().map(Received::value).toList(),
             "values or order differ");
         assertTrue(rec.received().stream().allMatch(r -> r.lostBefore() == 0 && r.sessionId() == pub.sessionId()), "loss or another session");
+        final long year2020EpochNs = 1_577_836_800L * 1_000_000_000L;
+        for (final int[] call : calls) {
+            final List<Long> stamps = rec.received().subList(call[0], call[0] + call[1]).stream().map(Received::timestampNs).distinct().toList();
+            assertTrue(stamps.size() == 1 && stamps.get(0) > year2020EpochNs,
+                () -> "the " + call[1] + " values from b-" + (1 + call[0]) + " that one call took carry " + stamps.size()
+                    + " timestamps, from " + stamps.get(0) + " to " + stamps.get(stamps.size() - 1));
+        }
         assertEquals(0, pub.offer(values, 0, 0), "an empty range");
         assertThrows(IndexOutOfBoundsException.class, () -> pub.offer(values, n, 3));
         pub.close();
