@@ -25,7 +25,7 @@ public interface BusPublication<T> extends AutoCloseable {
      * the previous message's stores, so a burst sent this way costs less per message (docs/benchmarks.md). The
      * messages of one call share one timestamp, the publisher's clock when the first of them is taken. Over rdma, a
      * BEST_EFFORT topic posts the whole burst's datagrams with one verbs call instead of one per message, and a
-     * RELIABLE topic each subscriber's frames of the burst with one call per subscriber. A
+     * RELIABLE topic posts each subscriber's frames of the burst with one call. A
      * {@link #close()} from another thread stops the call before its next value, as it would refuse the next single
      * offer; the values taken before are sent.
      *

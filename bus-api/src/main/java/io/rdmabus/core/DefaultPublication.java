@@ -44,9 +44,9 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private final LastValueCache lastValues;
     private final java.util.function.ToLongFunction<? super T> lastValueKey;
     private long nextSequence;
-    /** True from the start to the end of a batch offer; owned by the token holder, as the fields below it. */
+    /** True from the start to the end of a batch offer. Owner: the thread holding the ownership token. */
     private boolean inBatch;
-    /** The stamp the frames of the batch offer in progress share, read once at its first taken frame; 0 before that. */
+    /** The stamp the frames of the batch offer in progress share, read at its first taken frame; 0 before. Owner: as above. */
     private long batchStampNs;
     /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
     private final AtomicInteger state = new AtomicInteger(IDLE);

@@ -110,6 +110,11 @@ class UdRecoveryTwoGuestRxeTest {
             assertEquals(r.givenUp(), c.get("udFramesGivenUp"));
             assertEquals(r.naksSent(), c.get("udNaksSent"));
             Thread.sleep(2000); // let guest 2 see the signal before our connection goes
+        } catch (Exception | AssertionError ex) {
+            if (!Files.exists(LabGuests.shared("nak-done"))) {
+                LabGuests.publish("nak-done", "guest 1 failed: " + ex); // guest 2 ends now instead of after its wait
+            }
+            throw ex;
         } finally {
             t.close();
         }
@@ -151,6 +156,8 @@ class UdRecoveryTwoGuestRxeTest {
             assertEquals(List.of((long) FRAMES, (long) FRAMES), List.of(seq, seqPlain), "published within " + WAIT_MS + " ms (claims refused: "
                     + refused + ")");
             LabGuests.awaitFile("nak-done", WAIT_MS);
+            String done = Files.readString(LabGuests.shared("nak-done")).trim();
+            assertEquals("1", done, "guest 1 signalled nak-done without its subscriber settling");
             System.err.println("guest 2 after the subscriber settled: counters " + t.counters());
             assertTrue(t.counters().get("udNaksServed") > 0, "no NAK reached the publisher");
             pub.close();
