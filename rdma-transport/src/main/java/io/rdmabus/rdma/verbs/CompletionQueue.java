@@ -18,7 +18,8 @@ public final class CompletionQueue extends NativeResource {
     private final VerbsContext context;
     private final CompletionChannel channel;
     private final MemorySegment cq;
-    private final MemorySegment pollFn;
+    private final long cqAddress;
+    private final InlineVerbs verbs;
     private final MemorySegment notifyFn;
     private long unackedEvents;
 
@@ -39,7 +40,8 @@ public final class CompletionQueue extends NativeResource {
             throw e;
         }
         this.cq = c.reinterpret(ibv_cq.sizeof());
-        this.pollFn = context.pollCqFn;
+        this.cqAddress = c.address();
+        this.verbs = context.inlineVerbs;
         this.notifyFn = context.reqNotifyCqFn;
     }
 
@@ -50,7 +52,7 @@ public final class CompletionQueue extends NativeResource {
      */
     public int poll(WorkCompletions into) {
         checkOpen();
-        int n = ibv_context_ops.poll_cq.invoke(pollFn, cq, into.capacity(), into.segment());
+        int n = verbs.pollCq(cqAddress, into.capacity(), into.address());
         into.count = Math.max(n, 0);
         return n;
     }

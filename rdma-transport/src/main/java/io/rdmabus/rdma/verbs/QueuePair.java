@@ -1,14 +1,12 @@
 package io.rdmabus.rdma.verbs;
 
 import io.rdmabus.rdma.verbs.ffm.RdmaCm;
-import io.rdmabus.rdma.verbs.ffm.ibv_context_ops;
 import io.rdmabus.rdma.verbs.ffm.ibv_qp;
 import io.rdmabus.rdma.verbs.ffm.ibv_qp_attr;
 import io.rdmabus.rdma.verbs.ffm.ibv_qp_init_attr;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -34,10 +32,10 @@ public final class QueuePair extends NativeResource {
 
     private final ProtectionDomain pd;
     private final MemorySegment qp;
+    private final long qpAddress;
     private final QueuePairSpec spec;
     private final CmId cmOwner;
-    private final MemorySegment postSendFn;
-    private final MemorySegment postRecvFn;
+    private final InlineVerbs verbs;
     private final int qpNum;
     private final int maxInlineBytes;
     private int maxUdPayloadBytes = Integer.MAX_VALUE;
@@ -47,10 +45,10 @@ public final class QueuePair extends NativeResource {
         super("QueuePair", pd, sendCq, recvCq == sendCq ? null : recvCq);
         this.pd = pd;
         this.qp = qp.reinterpret(ibv_qp.sizeof());
+        this.qpAddress = qp.address();
         this.spec = spec;
         this.cmOwner = cmOwner;
-        this.postSendFn = pd.context().postSendFn;
-        this.postRecvFn = pd.context().postRecvFn;
+        this.verbs = pd.context().inlineVerbs;
         this.qpNum = ibv_qp.qp_num(this.qp);
         this.maxInlineBytes = grantedInlineBytes;
         if (spec.type() == QpType.UD) {
@@ -99,7 +97,7 @@ public final class QueuePair extends NativeResource {
             throw new IllegalArgumentException("UD payload of " + request.length() + " bytes exceeds the path MTU of "
                     + maxUdPayloadBytes + " bytes: split the message or use RC");
         }
-        return ibv_context_ops.post_send.invoke(postSendFn, qp, request.wr(), request.badWr());
+        return verbs.postSend(qpAddress, request.wrAddress(), request.badWrAddress());
     }
 
     /**
@@ -124,7 +122,7 @@ public final class QueuePair extends NativeResource {
             }
         }
         list.resetBadWr();
-        return ibv_context_ops.post_send.invoke(postSendFn, qp, list.first(), list.badWr());
+        return verbs.postSend(qpAddress, list.firstAddress(), list.badWrAddress());
     }
 
     /**
@@ -138,8 +136,8 @@ public final class QueuePair extends NativeResource {
         if (list.count() == 0) {
             return 0;
         }
-        list.badWr().set(ValueLayout.JAVA_LONG, 0, 0L);
-        return ibv_context_ops.post_recv.invoke(postRecvFn, qp, list.first(), list.badWr());
+        list.resetBadWr();
+        return verbs.postRecv(qpAddress, list.firstAddress(), list.badWrAddress());
     }
 
     /**
@@ -149,7 +147,7 @@ public final class QueuePair extends NativeResource {
      */
     public int postRecv(RecvRequest request) {
         checkOpen();
-        return ibv_context_ops.post_recv.invoke(postRecvFn, qp, request.wr(), request.badWr());
+        return verbs.postRecv(qpAddress, request.wrAddress(), request.badWrAddress());
     }
 
     /** RESET to INIT for RC: port, pkey index 0 and the remote access this QP grants. */

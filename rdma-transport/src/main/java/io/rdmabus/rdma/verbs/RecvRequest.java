@@ -13,6 +13,7 @@ public final class RecvRequest implements AutoCloseable {
     private final MemorySegment wr = ibv_recv_wr.allocate(arena);
     private final MemorySegment sge = ibv_sge.allocate(arena);
     private final MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
+    private boolean closed;
 
     /** Creates an empty request. */
     public RecvRequest() {
@@ -42,9 +43,23 @@ public final class RecvRequest implements AutoCloseable {
         return badWr;
     }
 
+    /** @return the request's address, for a post ({@link InlineVerbs}); throws once closed */
+    long wrAddress() {
+        if (closed) {
+            throw new IllegalStateException("work request closed");
+        }
+        return wr.address();
+    }
+
+    /** @return where a failed post writes {@code bad_wr} */
+    long badWrAddress() {
+        return badWr.address();
+    }
+
     @Override
     public void close() {
         if (arena.scope().isAlive()) {
+            closed = true;
             arena.close();
         }
     }

@@ -35,6 +35,7 @@ public final class RecvRequestList implements AutoCloseable {
     private final MemorySegment[] wr;
     private final MemorySegment[] sge;
     private final MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
+    private final UnsafeBuffer badWrView = new UnsafeBuffer(badWr.address(), (int) ValueLayout.ADDRESS.byteSize());
     private final UnsafeBuffer wrView;
     private final UnsafeBuffer sgeView;
     private boolean closed;
@@ -141,7 +142,7 @@ public final class RecvRequestList implements AutoCloseable {
      *     were posted, it and those after it were not; -1 if {@code bad_wr} points at none of them
      */
     public int failedIndex() {
-        long at = badWr.get(ValueLayout.JAVA_LONG, 0) - wrs.address();
+        long at = badWrView.getLong(0) - wrs.address();
         if (at < 0 || at % WR_BYTES != 0 || at / WR_BYTES >= count) {
             return -1;
         }
@@ -154,6 +155,24 @@ public final class RecvRequestList implements AutoCloseable {
 
     MemorySegment badWr() {
         return badWr;
+    }
+
+    /** @return the first request's address, for a post ({@link InlineVerbs}); throws once closed */
+    long firstAddress() {
+        if (closed) {
+            throw new IllegalStateException("receive post list closed");
+        }
+        return wrs.address();
+    }
+
+    /** Clears {@code bad_wr} before a post. */
+    void resetBadWr() {
+        badWrView.putLong(0, 0L);
+    }
+
+    /** @return where a failed post writes {@code bad_wr} */
+    long badWrAddress() {
+        return badWrView.addressOffset();
     }
 
     @Override

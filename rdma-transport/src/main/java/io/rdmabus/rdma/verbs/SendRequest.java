@@ -8,20 +8,28 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
+import org.agrona.concurrent.UnsafeBuffer;
+
 /**
  * A reusable, preallocated send work request with one scatter/gather entry. Set it up with one of
  * the {@code prepare*} methods and post it; nothing is allocated per post. Not thread-safe.
+ *
+ * <p>The fields are written with plain stores through {@link UnsafeBuffer}s over the native request, at the generated
+ * layouts' offsets ({@link SendWrLayout}), as {@link SendRequestList} writes its requests: not a memory-segment access
+ * (bounds, scope and alignment checks) per field, which the JIT under emulation is slow to make cheap.
  */
 public final class SendRequest implements AutoCloseable {
-    private static final int SIGNALED = RdmaCm.IBV_SEND_SIGNALED();
-    private static final int INLINE = RdmaCm.IBV_SEND_INLINE();
+    private static final int SEND = RdmaCm.IBV_WR_SEND();
+    private static final int RDMA_WRITE = RdmaCm.IBV_WR_RDMA_WRITE();
+    private static final int RDMA_READ = RdmaCm.IBV_WR_RDMA_READ();
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wr = ibv_send_wr.allocate(arena);
     private final MemorySegment sge = ibv_sge.allocate(arena);
     private final MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
-    private final MemorySegment rdma = ibv_send_wr.wr.rdma(ibv_send_wr.wr(wr));
-    private final MemorySegment ud = ibv_send_wr.wr.ud(ibv_send_wr.wr(wr));
+    private final UnsafeBuffer wrView = new UnsafeBuffer(wr.address(), SendWrLayout.WR_BYTES);
+    private final UnsafeBuffer sgeView = new UnsafeBuffer(sge.address(), SendWrLayout.SGE_BYTES);
+    private boolean closed;
     private int length;
 
     /** Creates an empty request. */
@@ -32,25 +40,21 @@ public final class SendRequest implements AutoCloseable {
 
     /** SEND of {@code lengthBytes} at {@code offset} of {@code mr}; signaled requests produce a completion. */
     public SendRequest prepareSend(long wrId, MemoryRegion mr, long offset, int lengthBytes, boolean signaled) {
-        return prepare(RdmaCm.IBV_WR_SEND(), wrId, mr, offset, lengthBytes, signaled);
+        return prepare(SEND, wrId, mr, offset, lengthBytes, signaled);
     }
 
     /** RDMA WRITE of local bytes into the peer's registered memory at {@code remoteAddress} with {@code rkey}. */
     public SendRequest prepareRdmaWrite(long wrId, MemoryRegion mr, long offset, int lengthBytes, long remoteAddress, int rkey,
                                         boolean signaled) {
-        prepare(RdmaCm.IBV_WR_RDMA_WRITE(), wrId, mr, offset, lengthBytes, signaled);
-        ibv_send_wr.wr.rdma.remote_addr(rdma, remoteAddress);
-        ibv_send_wr.wr.rdma.rkey(rdma, rkey);
-        return this;
+        prepare(RDMA_WRITE, wrId, mr, offset, lengthBytes, signaled);
+        return remote(remoteAddress, rkey);
     }
 
     /** RDMA READ of the peer's memory into local {@code mr} (which needs LOCAL_WRITE). */
     public SendRequest prepareRdmaRead(long wrId, MemoryRegion mr, long offset, int lengthBytes, long remoteAddress, int rkey,
                                        boolean signaled) {
-        prepare(RdmaCm.IBV_WR_RDMA_READ(), wrId, mr, offset, lengthBytes, signaled);
-        ibv_send_wr.wr.rdma.remote_addr(rdma, remoteAddress);
-        ibv_send_wr.wr.rdma.rkey(rdma, rkey);
-        return this;
+        prepare(RDMA_READ, wrId, mr, offset, lengthBytes, signaled);
+        return remote(remoteAddress, rkey);
     }
 
     /**
@@ -59,32 +63,54 @@ public final class SendRequest implements AutoCloseable {
      * {@link QueuePairSpec#maxInlineBytes()} of at least the length.
      */
     public SendRequest inline() {
-        ibv_send_wr.send_flags(wr, ibv_send_wr.send_flags(wr) | INLINE);
+        checkOpen();
+        wrView.putInt(SendWrLayout.FLAGS, wrView.getInt(SendWrLayout.FLAGS) | SendWrLayout.INLINE);
         return this;
     }
 
     /** Sets the UD destination (after {@link #prepareSend}). */
     public SendRequest toUd(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        ibv_send_wr.wr.ud.ah(ud, ah.segment());
-        ibv_send_wr.wr.ud.remote_qpn(ud, remoteQpn);
-        ibv_send_wr.wr.ud.remote_qkey(ud, remoteQkey);
+        checkOpen();
+        wrView.putLong(SendWrLayout.UD_AH, ah.segment().address());
+        wrView.putInt(SendWrLayout.UD_QPN, remoteQpn);
+        wrView.putInt(SendWrLayout.UD_QKEY, remoteQkey);
+        return this;
+    }
+
+    /** Sets the remote address and key of an RDMA WRITE or READ. */
+    SendRequest remote(long remoteAddress, int rkey) {
+        wrView.putLong(SendWrLayout.RDMA_REMOTE_ADDR, remoteAddress);
+        wrView.putInt(SendWrLayout.RDMA_RKEY, rkey);
         return this;
     }
 
     private SendRequest prepare(int opcode, long wrId, MemoryRegion mr, long offset, int lengthBytes, boolean signaled) {
-        if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > mr.sizeBytes()) {
+        return prepare(opcode, wrId, mr.address(), mr.sizeBytes(), mr.lkey(), offset, lengthBytes, signaled);
+    }
+
+    /** {@code prepare*} of a region at {@code regionAddress} of {@code regionBytes} with {@code regionLkey}. */
+    SendRequest prepare(int opcode, long wrId, long regionAddress, long regionBytes, int regionLkey, long offset, int lengthBytes,
+                        boolean signaled) {
+        if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > regionBytes) {
             throw new IndexOutOfBoundsException("range [" + offset + ", +" + lengthBytes + ") outside memory region of "
-                    + mr.sizeBytes() + " bytes");
+                    + regionBytes + " bytes");
         }
-        ibv_send_wr.wr_id(wr, wrId);
-        ibv_send_wr.next(wr, MemorySegment.NULL);
-        ibv_send_wr.opcode(wr, opcode);
-        ibv_send_wr.send_flags(wr, signaled ? SIGNALED : 0);
-        ibv_sge.addr(sge, mr.address() + offset);
-        ibv_sge.length(sge, lengthBytes);
-        ibv_sge.lkey(sge, mr.lkey());
+        checkOpen();
+        wrView.putLong(SendWrLayout.WR_ID, wrId);
+        wrView.putLong(SendWrLayout.NEXT, 0L);
+        wrView.putInt(SendWrLayout.OPCODE, opcode);
+        wrView.putInt(SendWrLayout.FLAGS, signaled ? SendWrLayout.SIGNALED : 0);
+        sgeView.putLong(SendWrLayout.SGE_ADDR, regionAddress + offset);
+        sgeView.putInt(SendWrLayout.SGE_LENGTH, lengthBytes);
+        sgeView.putInt(SendWrLayout.SGE_LKEY, regionLkey);
         this.length = lengthBytes;
         return this;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("work request closed");
+        }
     }
 
     int length() {
@@ -99,9 +125,21 @@ public final class SendRequest implements AutoCloseable {
         return badWr;
     }
 
+    /** @return the request's address, for a post ({@link InlineVerbs}); throws once closed */
+    long wrAddress() {
+        checkOpen();
+        return wrView.addressOffset();
+    }
+
+    /** @return where a failed post writes {@code bad_wr} */
+    long badWrAddress() {
+        return badWr.address();
+    }
+
     @Override
     public void close() {
         if (arena.scope().isAlive()) {
+            closed = true;
             arena.close();
         }
     }

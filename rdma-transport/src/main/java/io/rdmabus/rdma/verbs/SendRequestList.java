@@ -10,6 +10,20 @@ import java.lang.foreign.ValueLayout;
 
 import org.agrona.concurrent.UnsafeBuffer;
 
+import static io.rdmabus.rdma.verbs.SendWrLayout.FLAGS;
+import static io.rdmabus.rdma.verbs.SendWrLayout.INLINE;
+import static io.rdmabus.rdma.verbs.SendWrLayout.NEXT;
+import static io.rdmabus.rdma.verbs.SendWrLayout.SGE_ADDR;
+import static io.rdmabus.rdma.verbs.SendWrLayout.SGE_BYTES;
+import static io.rdmabus.rdma.verbs.SendWrLayout.SGE_LENGTH;
+import static io.rdmabus.rdma.verbs.SendWrLayout.SGE_LKEY;
+import static io.rdmabus.rdma.verbs.SendWrLayout.SIGNALED;
+import static io.rdmabus.rdma.verbs.SendWrLayout.UD_AH;
+import static io.rdmabus.rdma.verbs.SendWrLayout.UD_QKEY;
+import static io.rdmabus.rdma.verbs.SendWrLayout.UD_QPN;
+import static io.rdmabus.rdma.verbs.SendWrLayout.WR_BYTES;
+import static io.rdmabus.rdma.verbs.SendWrLayout.WR_ID;
+
 /**
  * A reusable, preallocated post list of SEND work requests (one scatter/gather entry each), for one
  * {@code ibv_post_send} over a linked list ({@link QueuePair#postSend(SendRequestList)}): e.g. one datagram per UD
@@ -25,21 +39,6 @@ import org.agrona.concurrent.UnsafeBuffer;
  * make cheap. The arena's memory is freed only by {@link #close}, after which every write method throws.
  */
 public final class SendRequestList implements AutoCloseable {
-    private static final int SIGNALED = RdmaCm.IBV_SEND_SIGNALED();
-    private static final int INLINE = RdmaCm.IBV_SEND_INLINE();
-    private static final int WR_BYTES = (int) ibv_send_wr.sizeof();
-    private static final int SGE_BYTES = (int) ibv_sge.sizeof();
-    private static final int WR_ID = (int) ibv_send_wr.wr_id$offset();
-    private static final int NEXT = (int) ibv_send_wr.next$offset();
-    private static final int FLAGS = (int) ibv_send_wr.send_flags$offset();
-    private static final int UD = (int) (ibv_send_wr.wr$offset() + ibv_send_wr.wr.ud$offset());
-    private static final int UD_AH = UD + (int) ibv_send_wr.wr.ud.ah$offset();
-    private static final int UD_QPN = UD + (int) ibv_send_wr.wr.ud.remote_qpn$offset();
-    private static final int UD_QKEY = UD + (int) ibv_send_wr.wr.ud.remote_qkey$offset();
-    private static final int SGE_ADDR = (int) ibv_sge.addr$offset();
-    private static final int SGE_LENGTH = (int) ibv_sge.length$offset();
-    private static final int SGE_LKEY = (int) ibv_sge.lkey$offset();
-
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wrs;
     private final MemorySegment first;
@@ -264,6 +263,17 @@ public final class SendRequestList implements AutoCloseable {
 
     MemorySegment badWr() {
         return badWr;
+    }
+
+    /** @return the first request's address, for a post ({@link InlineVerbs}); throws once closed */
+    long firstAddress() {
+        checkOpen();
+        return first.address();
+    }
+
+    /** @return where a failed post writes {@code bad_wr} */
+    long badWrAddress() {
+        return badWrView.addressOffset();
     }
 
     @Override

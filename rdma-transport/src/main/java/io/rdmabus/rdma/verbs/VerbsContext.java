@@ -32,9 +32,8 @@ public final class VerbsContext extends NativeResource {
     private final MemorySegment ctx;
     private final boolean owned;
     private final String name;
-    final MemorySegment postSendFn;
-    final MemorySegment postRecvFn;
-    final MemorySegment pollCqFn;
+    /** The provider's {@code poll_cq}, {@code post_recv} and {@code post_send}, linked once. */
+    final InlineVerbs inlineVerbs;
     final MemorySegment reqNotifyCqFn;
 
     private VerbsContext(MemorySegment ctx, boolean owned) {
@@ -42,9 +41,7 @@ public final class VerbsContext extends NativeResource {
         this.ctx = ctx.reinterpret(ibv_context.sizeof());
         this.owned = owned;
         MemorySegment ops = ibv_context.ops(this.ctx);
-        this.postSendFn = ibv_context_ops.post_send(ops);
-        this.postRecvFn = ibv_context_ops.post_recv(ops);
-        this.pollCqFn = ibv_context_ops.poll_cq(ops);
+        this.inlineVerbs = new InlineVerbs(ibv_context_ops.poll_cq(ops), ibv_context_ops.post_recv(ops), ibv_context_ops.post_send(ops));
         this.reqNotifyCqFn = ibv_context_ops.req_notify_cq(ops);
         MemorySegment dev = ibv_context.device(this.ctx);
         this.name = RdmaCm.ibv_get_device_name(dev).reinterpret(256).getString(0);

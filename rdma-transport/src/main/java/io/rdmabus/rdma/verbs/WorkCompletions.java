@@ -106,6 +106,14 @@ public final class WorkCompletions implements AutoCloseable {
         return wcs;
     }
 
+    /** @return the array's address, for a poll ({@link InlineVerbs}); throws once closed */
+    long address() {
+        if (closed) {
+            throw new IllegalStateException("work completions closed");
+        }
+        return view.addressOffset();
+    }
+
     @Override
     public void close() {
         if (arena.scope().isAlive()) {

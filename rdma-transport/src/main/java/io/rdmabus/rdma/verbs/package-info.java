@@ -20,7 +20,9 @@
  *
  * <p><b>Inline verbs.</b> {@code ibv_post_send/recv}, {@code ibv_poll_cq} and {@code ibv_req_notify_cq} are
  * {@code static inline} in verbs.h; the wrappers read their function pointers from {@code ctx->ops} once per
- * {@link io.rdmabus.rdma.verbs.VerbsContext} and call them through the generated {@code invoke}.
+ * {@link io.rdmabus.rdma.verbs.VerbsContext}. The three data-path ones are called through {@code InlineVerbs} (pointer
+ * arguments as addresses; {@code poll_cq} and {@code post_recv} linked critical), {@code req_notify_cq} through the
+ * generated {@code invoke}.
  *
  * <p><b>Tests.</b> {@code VerbsLayoutTest} (normal build) checks every struct field used here against a
  * gcc-compiled C probe. The {@code rxe}-tagged tests in {@code io.rdmabus.rdma.verbs.rxe} run inside the QEMU
