@@ -11,12 +11,13 @@ import java.lang.invoke.MethodHandle;
  * {@code ctx->ops}: {@code poll_cq}, {@code post_recv} and {@code post_send}.
  *
  * <p>Why not the generated {@code ibv_context_ops.*.invoke}: that handle takes the function pointer and every other
- * pointer as a {@link MemorySegment}, and on each call checks the function pointer (not NULL, native) and each segment
- * argument (native, its arena alive, which for the shared arenas the requests live in is an atomic acquire before the
- * call and a release after). Here one handle per function is linked to its pointer once per context, and takes the
- * other pointers as {@code long} addresses (a pointer and a {@code long} are passed alike in the x86-64 and AArch64
- * calling conventions), so a call checks nothing. In the rxe lab, whose JIT is C1 only, those checks and the downcall
- * stubs were a quarter of the echoing poller's samples (docs/benchmarks.md, "Known gaps").
+ * pointer as a {@link MemorySegment}, and on each call checks each segment argument (native, its arena alive, which for
+ * the shared arenas the requests live in is an atomic acquire before the call and a release after). Here one handle per
+ * function is linked to its pointer once per context and takes the other pointers as {@code long} addresses (a pointer
+ * and a {@code long} are passed alike in the x86-64 and AArch64 calling conventions), so a call checks only the
+ * function pointer. {@code VerbsCallBenchmark} (benchmarks module) measures both ways against libc functions of the
+ * same shapes; in the rxe lab, whose JIT is C1 only, the generated calls' checks and stubs were a quarter of the
+ * echoing poller's samples (docs/benchmarks.md, "Known gaps").
  *
  * <p>{@code poll_cq} and {@code post_recv} are also linked {@link Linker.Option#critical critical}: the calling thread
  * stays in Java for the call (no thread-state transition, no safepoint check on return). That is for functions that
@@ -24,9 +25,10 @@ import java.lang.invoke.MethodHandle;
  * spinlock and read or write its ring in user memory). {@code post_send} is not: some providers (rxe among them)
  * ring the doorbell with a system call, during which a critical call would hold off every safepoint of the JVM.
  *
- * <p>The caller keeps the memory behind each address alive for the call: it is the owner of the request, list or
- * completion array and does not close it while it posts or polls (each one has a single owner thread, or, for a
- * publication's requests, is used only under the publication's claim gate, which its close takes too).
+ * <p>The caller keeps the memory behind each address alive for the call: the request, list or completion array is not
+ * closed while it posts or polls. Each has one owner thread that closes it, or, for a publication's, is closed by the
+ * publication's close after its claim gate opened and its replays ended (the transport's {@code RdmaPublication},
+ * {@code UdPublication}). A closed one refuses to give its address ({@code IllegalStateException}).
  */
 final class InlineVerbs {
     private static final Linker LINKER = Linker.nativeLinker();
