@@ -142,6 +142,7 @@ public final class RecvRequestList implements AutoCloseable {
      *     were posted, it and those after it were not; -1 if {@code bad_wr} points at none of them
      */
     public int failedIndex() {
+        checkOpen();
         long at = badWrView.getLong(0) - wrs.address();
         if (at < 0 || at % WR_BYTES != 0 || at / WR_BYTES >= count) {
             return -1;
@@ -159,15 +160,20 @@ public final class RecvRequestList implements AutoCloseable {
 
     /** @return the first request's address, for a post ({@link InlineVerbs}); throws once closed */
     long firstAddress() {
-        if (closed) {
-            throw new IllegalStateException("receive post list closed");
-        }
+        checkOpen();
         return wrs.address();
     }
 
     /** Clears {@code bad_wr} before a post. */
     void resetBadWr() {
+        checkOpen();
         badWrView.putLong(0, 0L);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("receive post list closed");
+        }
     }
 
     /** @return where a failed post writes {@code bad_wr} */
