@@ -50,7 +50,10 @@ final class InlineVerbs {
     private final MethodHandle postRecv;
     private final MethodHandle postSend;
 
-    /** Links the three calls to the provider's functions ({@code ctx->ops}; the pointers are checked here, once). */
+    /**
+     * Links the three calls to the provider's functions ({@code ctx->ops}), once per context. A bound handle still checks
+     * its function pointer on every call (the JDK's {@code SharedUtils.checkSymbol}); it no longer checks the other arguments.
+     */
     InlineVerbs(MemorySegment pollCqFn, MemorySegment postRecvFn, MemorySegment postSendFn) {
         this.pollCq = LINKER.downcallHandle(pollCqFn, POLL, Linker.Option.critical(false));
         this.postRecv = LINKER.downcallHandle(postRecvFn, POST, Linker.Option.critical(false));
