@@ -71,6 +71,8 @@ import reactor.core.Disposable;
 @Command(name = "rxe-bus-bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Bus over rdma: RELIABLE ping-pong RTT and BEST_EFFORT (or RELIABLE) message rate between two processes (see lab/bench/).")
 public final class RxeBusBench implements Callable<Integer> {
+    /** The kernel's name (first 15 characters) of a bus's shared thread, {@code rdma-bus-shared-<bus>}. */
+    private static final String SHARED_THREAD_COMM = "rdma-bus-shared";
     private static final int HEADER_BYTES = 16; // ping: send time ns + sequence; rate: sequence + spare
     private static final long RESEND_AFTER_NS = TimeUnit.SECONDS.toNanos(1);
     private static final int RATE_PORT_OFFSET = 10;
@@ -278,9 +280,13 @@ public final class RxeBusBench implements Callable<Integer> {
             long nowNs;
             long nextReportNs = startNs + TimeUnit.SECONDS.toNanos(1);
             long lastReportSeq = 0;
+            ThreadTimes sharedBefore = null;
+            ThreadTimes selfBefore = null;
             while ((nowNs = System.nanoTime()) < endNs) {
                 if (firstMeasuredSeq < 0 && nowNs >= measureStartNs) {
                     firstMeasuredSeq = seq;
+                    sharedBefore = ThreadTimes.take(SHARED_THREAD_COMM);
+                    selfBefore = ThreadTimes.self();
                 }
                 if (nowNs >= nextReportNs) { // once a second: shows when the JIT has warmed the path up
                     log("server: rate %s second: %,d messages taken", firstMeasuredSeq < 0 ? "warm-up" : "measured", seq - lastReportSeq);
@@ -304,6 +310,12 @@ public final class RxeBusBench implements Callable<Integer> {
                 }
             }
             final QpSnapshot after = QpSnapshot.take();
+            if (sharedBefore != null) {
+                // the bus's shared thread (SHARED): how often it woke and what it cost the one vCPU beside the publisher
+                report.setProperty("rate.pub.shared-thread", ThreadTimes.take(SHARED_THREAD_COMM).describeSince(sharedBefore, rateS));
+                report.setProperty("rate.pub.publishing-thread",
+                    ThreadTimes.self().describeSince(selfBefore, rateS));
+            }
             final long measured = seq - firstMeasuredSeq;
             report.setProperty("rate.sent.first-seq", Long.toString(firstMeasuredSeq));
             report.setProperty("rate.sent.last-seq", Long.toString(seq - 1));

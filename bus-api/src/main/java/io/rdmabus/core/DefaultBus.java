@@ -107,7 +107,6 @@ public final class DefaultBus implements Bus {
         this.threadingMode = threadingMode;
         final java.nio.file.Path dir = BusCounters.directory(countersDir);
         this.counters = dir == null ? null : BusCounters.create(dir, name, transport.name());
-        this.deliveryAgent = new DeliveryAgent(name);
         final AgentHost host;
         if (threadingMode == ThreadingMode.DEDICATED) {
             sharedAgent = null;
@@ -116,13 +115,17 @@ public final class DefaultBus implements Bus {
             host = new DedicatedAgentHost(idleStrategies, this::onAgentError);
         } else {
             final boolean invoker = threadingMode == ThreadingMode.INVOKER;
-            sharedAgent = new SharedAgent("rdma-bus-shared-" + name, invoker, this::onAgentError);
             deliveryIdle = invoker ? null : new WakeableIdleStrategy(idleStrategies.get());
+            sharedAgent = new SharedAgent("rdma-bus-shared-" + name, invoker, this::onAgentError, deliveryIdle);
             sharedRunner = invoker ? null : new AgentRunner(deliveryIdle, this::onAgentError, null, sharedAgent);
             if (sharedRunner != null) {
                 AgentThreads.start(sharedRunner);
             }
             host = sharedAgent;
+        }
+        this.deliveryAgent = new DeliveryAgent(name, deliveryIdle == null ? () -> { } : deliveryIdle::wake);
+        if (deliveryIdle != null) {
+            deliveryIdle.parkWhile(deliveryAgent::waitsForDemand); // a subscriber's request wakes nobody
         }
         try {
             transport.start(new TransportContext(name, idleStrategies, this::onAgentError, discovery, host));

@@ -14,9 +14,16 @@ final class DeliveryAgent implements Agent {
     private final String roleName;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final List<SubscriptionChannel<?>> channels = new ArrayList<>();
+    /** Wakes the thread that runs this agent once a command is queued (any thread). */
+    private final Runnable wake;
 
-    DeliveryAgent(final String busName) {
+    /**
+     * @param busName the bus's name
+     * @param wake    ends the delivering thread's park or sleep (any thread)
+     */
+    DeliveryAgent(final String busName, final Runnable wake) {
         this.roleName = "rdma-bus-delivery-" + busName;
+        this.wake = wake;
     }
 
     void add(final SubscriptionChannel<?> channel) {
@@ -36,6 +43,7 @@ final class DeliveryAgent implements Agent {
         while (!commands.offer(command)) {
             Thread.onSpinWait(); // 1024 pending commands: the agent is behind, wait for it
         }
+        wake.run();
     }
 
     @Override
@@ -45,6 +53,19 @@ final class DeliveryAgent implements Agent {
             work += channels.get(i).deliver();
         }
         return work;
+    }
+
+    /**
+     * @return true if a subscription holds messages its subscriber has not asked for yet: a request reaches this agent
+     *     only when it looks again, so its thread parks (briefly) rather than sleeping (this agent's thread)
+     */
+    boolean waitsForDemand() {
+        for (int i = 0; i < channels.size(); i++) {
+            if (channels.get(i).waitsForDemand()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

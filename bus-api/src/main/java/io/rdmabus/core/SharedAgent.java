@@ -8,6 +8,7 @@ import java.util.function.Consumer;
 
 import io.rdmabus.spi.AgentHost;
 import io.rdmabus.spi.HostedAgent;
+import io.rdmabus.spi.IdleSleeper;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentTerminationException;
@@ -29,6 +30,8 @@ final class SharedAgent implements Agent, AgentHost {
     private final String roleName;
     private final boolean invoker;
     private final Consumer<Throwable> errorHandler;
+    /** {@code SHARED}: the shared thread's idle strategy, woken when a command is queued; {@code INVOKER}: null. */
+    private final WakeableIdleStrategy idle;
     /** Adds and removes from any thread, applied at the start of a duty cycle (unbounded: never drops a command). */
     private final ManyToOneConcurrentLinkedQueue<Runnable> commands = new ManyToOneConcurrentLinkedQueue<>();
     /** INVOKER: the thread inside a duty cycle, so two threads never run one at once; SHARED: unused. */
@@ -46,11 +49,13 @@ final class SharedAgent implements Agent, AgentHost {
      * @param roleName     the shared thread's name
      * @param invoker      true for {@code INVOKER}: any thread may run a cycle, one at a time
      * @param errorHandler where a member's exception goes (the other members keep running)
+     * @param idle         {@code SHARED}: the shared thread's idle strategy; {@code INVOKER}: null
      */
-    SharedAgent(final String roleName, final boolean invoker, final Consumer<Throwable> errorHandler) {
+    SharedAgent(final String roleName, final boolean invoker, final Consumer<Throwable> errorHandler, final WakeableIdleStrategy idle) {
         this.roleName = roleName;
         this.invoker = invoker;
         this.errorHandler = errorHandler;
+        this.idle = invoker ? null : idle;
     }
 
     @Override
@@ -60,8 +65,24 @@ final class SharedAgent implements Agent, AgentHost {
             member.state = Member.CLOSED;
             return member;
         }
-        commands.offer(() -> start(member));
+        offer(() -> start(member));
         return member;
+    }
+
+    /** {@code SHARED}: the shared thread sleeps in {@code sleeper} instead of parking (see {@link WakeableIdleStrategy}). */
+    @Override
+    public Runnable idleIn(final IdleSleeper sleeper) {
+        if (idle == null || !idle.sleepIn(sleeper)) {
+            return null;
+        }
+        return idle::wake;
+    }
+
+    private void offer(final Runnable command) {
+        commands.offer(command);
+        if (idle != null) {
+            idle.wake(); // a sleeping shared thread would see the command only when its sleep ends
+        }
     }
 
     @Override
@@ -215,7 +236,7 @@ final class SharedAgent implements Agent, AgentHost {
                 return;
             }
             if (state != STOPPING) {
-                commands.offer(() -> stop(this));
+                offer(() -> stop(this));
             }
             while (!isClosed()) {
                 idleWhileWaiting();

@@ -399,6 +399,18 @@ final class SubscriptionChannel<T> extends FrameReceiver {
         return work;
     }
 
+    /**
+     * @return true if messages wait for this subscriber's demand (in the ring, or in the policy buffer): the delivery
+     *     agent finds the demand only by looking, so its thread must not sleep long meanwhile (delivery agent's thread)
+     */
+    boolean waitsForDemand() {
+        final FluxSink<Received<T>> out = sink;
+        if (out == null || terminated || out.requestedFromDownstream() > 0) {
+            return false;
+        }
+        return backpressure ? !ringsEmpty() : policyBufferNonEmpty();
+    }
+
     private boolean policyBufferNonEmpty() {
         synchronized (policyLock) {
             return dropOldest != null ? !dropOldest.isEmpty() : !conflated.isEmpty();

@@ -28,4 +28,19 @@ public interface AgentHost {
     default boolean dedicatesThreads() {
         return false;
     }
+
+    /**
+     * Offers the host's thread a way to sleep between idle duty cycles ({@code SHARED}: the shared thread sleeps in it
+     * once its idle strategy would park). At most one per host; an agent that offers one withdraws it by closing it
+     * ({@link IdleSleeper#sleep} returns {@link IdleSleeper#CLOSED}) before the resources it sleeps on go.
+     *
+     * @param sleeper the hosted agent's sleeper
+     * @return the host's wake, for the agent's command producers (any thread; reads one field unless the host's thread
+     *     is about to sleep or sleeping); null if the host does not sleep in it ({@code DEDICATED}, where the agent has a
+     *     thread of its own, {@code INVOKER}, where the application's thread idles, a spinning idle strategy, or a host
+     *     that already has a sleeper)
+     */
+    default Runnable idleIn(final IdleSleeper sleeper) {
+        return null;
+    }
 }

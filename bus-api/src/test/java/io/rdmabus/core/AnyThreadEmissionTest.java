@@ -60,7 +60,7 @@ class AnyThreadEmissionTest {
     private final List<Throwable> errors = new CopyOnWriteArrayList<>();
     private final List<Throwable> subscriberErrors = new CopyOnWriteArrayList<>();
     private final List<String> transportCloses = new CopyOnWriteArrayList<>();
-    private final DeliveryAgent deliveryAgent = new DeliveryAgent("any-thread-test");
+    private final DeliveryAgent deliveryAgent = new DeliveryAgent("any-thread-test", () -> { });
     private final ExecutorService receiving = Executors.newSingleThreadExecutor(r -> new ReceivingThread(r));
     private final UnsafeBuffer localFrame = new UnsafeBuffer(new byte[8]);
     private SharedAgent shared;
@@ -92,7 +92,7 @@ class AnyThreadEmissionTest {
 
     /** A channel as a SHARED bus makes it; the test drives the delivery agent's cycles unless {@code agentThread}. */
     private void channel(final boolean agentThread, final boolean fromReceivingThreads) {
-        shared = new SharedAgent("any-thread-shared", !agentThread, errors::add);
+        shared = new SharedAgent("any-thread-shared", !agentThread, errors::add, null);
         final HostedAgent delivery = shared.host(deliveryAgent);
         // on its own thread, the agent yields when idle: it takes up a message a moment after it lands, as a busy one does
         final WakeableIdleStrategy idle = agentThread ? new WakeableIdleStrategy(new YieldingIdleStrategy()) : null;

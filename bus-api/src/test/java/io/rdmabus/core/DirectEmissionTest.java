@@ -43,8 +43,8 @@ class DirectEmissionTest {
     private final Topic<Long> topic = Topic.of("direct", TestCodecs.LONG, Delivery.RELIABLE);
     private final List<Throwable> errors = new CopyOnWriteArrayList<>();
     private final List<String> transportCloses = new CopyOnWriteArrayList<>();
-    private final SharedAgent shared = new SharedAgent("test-shared", true, errors::add);
-    private final DeliveryAgent deliveryAgent = new DeliveryAgent("direct-test");
+    private final SharedAgent shared = new SharedAgent("test-shared", true, errors::add, null);
+    private final DeliveryAgent deliveryAgent = new DeliveryAgent("direct-test", () -> { });
     private final Receiver receiver = new Receiver();
     private final SubscriptionChannel<Long> channel;
 

@@ -59,7 +59,7 @@ class SharedAgentTest {
 
     @Test
     void sharedThreadRunsEveryHostedAgentAndCloseWaitsForOnClose() {
-        final SharedAgent shared = new SharedAgent("rdma-bus-shared-test", false, errors::add);
+        final SharedAgent shared = new SharedAgent("rdma-bus-shared-test", false, errors::add, null);
         assertFalse(shared.dedicatesThreads(), "a transport must not give a shared thread an agent that sleeps");
         assertTrue(new DedicatedAgentHost(BackoffIdleStrategy::new, errors::add).dedicatesThreads());
         final AgentRunner runner = new AgentRunner(new BackoffIdleStrategy(), errors::add, null, shared);
@@ -87,7 +87,7 @@ class SharedAgentTest {
 
     @Test
     void invokerRunsCyclesOnCallersOneAtATimeAndAWaiterRunsThemItself() throws InterruptedException {
-        final SharedAgent shared = new SharedAgent("rdma-bus-invoker-test", true, errors::add);
+        final SharedAgent shared = new SharedAgent("rdma-bus-invoker-test", true, errors::add, null);
         final Probe probe = new Probe();
         final HostedAgent hosted = shared.host(probe);
         assertEquals(0, probe.cycles.get(), "nothing runs before the application calls doWork");
@@ -116,7 +116,7 @@ class SharedAgentTest {
 
     @Test
     void anAgentThatThrowsIsReportedAndTheOthersKeepRunning() {
-        final SharedAgent shared = new SharedAgent("rdma-bus-invoker-test", true, errors::add);
+        final SharedAgent shared = new SharedAgent("rdma-bus-invoker-test", true, errors::add, null);
         final Probe probe = new Probe();
         shared.host(new Agent() {
             @Override

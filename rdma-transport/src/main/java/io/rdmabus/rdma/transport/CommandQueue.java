@@ -38,6 +38,8 @@ class CommandQueue {
     private final AtomicLong proxyFails = new AtomicLong();
     private final AtomicLong discarded = new AtomicLong();
     private volatile boolean closed;
+    /** Ends the consumer's sleep once a command is queued (any thread); nothing unless {@link #wakeWith} set it. */
+    private volatile Runnable wake = () -> { };
 
     CommandQueue(final String name, final int capacity) {
         this.name = name;
@@ -51,9 +53,11 @@ class CommandQueue {
             return;
         }
         if (overflow.isEmpty() && bounded.offer(command)) {
+            wake.run();
             return;
         }
         overflow.add(command);
+        wake.run();
         long n = proxyFails.incrementAndGet();
         if (Long.bitCount(n) == 1) {
             LOG.warn("{}: the command queue was full ({} commands); {} command(s) went to its overflow so far", name, bounded.capacity(), n);
@@ -81,6 +85,11 @@ class CommandQueue {
             n++;
         }
         return n;
+    }
+
+    /** @param waker ends the consumer's sleep (any thread): run after each command is queued */
+    void wakeWith(final Runnable waker) {
+        this.wake = waker;
     }
 
     /** @return whether commands wait (any thread, racy) */

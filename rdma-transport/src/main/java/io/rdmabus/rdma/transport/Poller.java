@@ -3,6 +3,7 @@ package io.rdmabus.rdma.transport;
 import io.rdmabus.Delivery;
 import io.rdmabus.TransportException;
 import io.rdmabus.frame.FrameHeader;
+import io.rdmabus.rdma.verbs.EventFd;
 import io.rdmabus.rdma.verbs.VerbsException;
 import io.rdmabus.rdma.verbs.WorkCompletions;
 import io.rdmabus.spi.SubscriptionSink;
@@ -39,7 +40,7 @@ class Poller implements Agent {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
     /** Completions polled per {@code ibv_poll_cq}. */
     private static final int BATCH = 64;
-    /** A hosted poller (it never sleeps on the completion channel) counts as quiet this long after its last completion. */
+    /** A hosted poller counts as quiet this long after its last completion (not by its host's sleeps, which wakers end). */
     private static final long HOSTED_QUIET_NS = 1_000_000;
 
     private final String roleName;
@@ -59,8 +60,10 @@ class Poller implements Agent {
     private final LivenessDuty liveness;
     /** Reads the received RC message being handled (a control message, or a DATA envelope). */
     private final ControlFlyweight rx = new ControlFlyweight();
-    /** Hosted by the bus: no completion-channel sleep tells it that it is quiet, the time since the last completion does. */
+    /** Hosted by the bus: the time since the last completion tells it that it is quiet, not a sleep that timed out. */
     private boolean hosted;
+    /** Hosted in {@code SHARED}: the shared thread sleeps in it; closed with the poller. Else null. */
+    private PollerSleeper sleeper;
     private long lastCompletionNs;
     long dutyCycles;
     long idleCycles;
@@ -86,9 +89,15 @@ class Poller implements Agent {
         this.liveness = new LivenessDuty(ctx, this::fail);
     }
 
-    /** The bus hosts this poller (set before it starts): it idles under the host's strategy, never on the completion channel. */
-    void hosted() {
+    /**
+     * The bus hosts this poller (set before it starts): it idles under the host's strategy, which may sleep on the
+     * completion channel through {@code sleeper}.
+     *
+     * @param sleeper what the host sleeps in ({@code SHARED}), closed when the poller closes; null if the host does not
+     */
+    void hosted(final PollerSleeper sleeper) {
         this.hosted = true;
+        this.sleeper = sleeper;
     }
 
     /** @return the diagnostic counters (racy): duty cycles, idle ones, completions, DATA receives, control sends, CREDITs, sleeps */
@@ -143,7 +152,7 @@ class Poller implements Agent {
         return work;
     }
 
-    /** Hosted: quiet once no completion came for {@link #HOSTED_QUIET_NS} (the host's idle strategy may park between cycles). */
+    /** Hosted: quiet once no completion came for {@link #HOSTED_QUIET_NS} (the host's thread may park or sleep between cycles). */
     private boolean hostedQuiet(final int n) {
         if (n > 0 || lastCompletionNs == 0) {
             lastCompletionNs = System.nanoTime();
@@ -164,6 +173,16 @@ class Poller implements Agent {
      * @return completions handled (0 if it slept)
      */
     int sleep(final long timeoutMs) {
+        return sleep(timeoutMs, null);
+    }
+
+    /**
+     * As {@link #sleep(long)}; a signal of {@code wakeup} ends the wait too ({@link PollerSleeper}).
+     *
+     * @param wakeup what other threads signal to end the wait, or null
+     * @return completions handled (0 if it slept)
+     */
+    int sleep(final long timeoutMs, final EventFd wakeup) {
         if (commands.hasCommands()) {
             return 1;
         }
@@ -199,7 +218,7 @@ class Poller implements Agent {
             return n;
         }
         sleeps++;
-        quiet = ctx.device.completionChannel.awaitEvent(timeoutMs, ctx.device.cq) == null;
+        quiet = ctx.device.completionChannel.awaitEvent(timeoutMs, ctx.device.cq, wakeup) == null;
         return 0;
     }
 
@@ -724,6 +743,9 @@ class Poller implements Agent {
 
     @Override
     public void onClose() {
+        if (sleeper != null) {
+            sleeper.close(); // the host parks from now on: the completion channel goes with the transport
+        }
         for (RdmaSubscription[] subs : local.values()) {
             for (RdmaSubscription s : subs) {
                 s.closed = true;

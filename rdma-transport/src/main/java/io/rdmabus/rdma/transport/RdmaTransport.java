@@ -3,6 +3,7 @@ package io.rdmabus.rdma.transport;
 import io.rdmabus.Delivery;
 import io.rdmabus.TransportException;
 import io.rdmabus.rdma.verbs.Access;
+import io.rdmabus.rdma.verbs.EventFd;
 import io.rdmabus.rdma.verbs.MemoryRegion;
 import io.rdmabus.spi.AgentThreads;
 import io.rdmabus.spi.DedicatedAgentHost;
@@ -276,7 +277,16 @@ public final class RdmaTransport implements Transport {
             return DedicatedAgentHost.start(new AgentRunner(new PollerIdleStrategy(ctx.idleStrategy().get(), poller::sleep, POLLER_SLEEP_MS,
                     POLLER_YIELD_WINDOW_NS), ctx.errorHandler()::accept, null, poller));
         }
-        poller.hosted();
+        final EventFd wakeup = new EventFd();
+        final PollerSleeper sleeper = new PollerSleeper(poller, wakeup, PollerSleeper.boundMs(config));
+        final Runnable wake = ctx.agentHost().idleIn(sleeper);
+        if (wake == null) {
+            wakeup.close(); // INVOKER, or a spinning strategy: the host never sleeps
+            poller.hosted(null);
+        } else {
+            poller.hosted(sleeper);
+            pollerProxy.wakeWith(wake); // the cm agent's and the application's commands end the shared thread's sleep
+        }
         return ctx.agentHost().host(poller);
     }
 

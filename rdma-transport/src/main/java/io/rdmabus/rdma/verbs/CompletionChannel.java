@@ -44,12 +44,26 @@ public final class CompletionChannel extends NativeResource {
      * @param expected the CQ armed on this channel (one CQ per channel in this wrapper)
      * @return the CQ that fired, or null on timeout
      */
-    public synchronized CompletionQueue awaitEvent(long timeoutMs, CompletionQueue expected) {
+    public CompletionQueue awaitEvent(long timeoutMs, CompletionQueue expected) {
+        return awaitEvent(timeoutMs, expected, null);
+    }
+
+    /**
+     * As {@link #awaitEvent(long, CompletionQueue)}, and a signal of {@code wakeup} ends the wait too (it is cleared).
+     *
+     * @param wakeup another thread's way to end the wait, or null
+     * @return the CQ that fired, or null on timeout or wake-up
+     */
+    public synchronized CompletionQueue awaitEvent(long timeoutMs, CompletionQueue expected, EventFd wakeup) {
         checkOpen();
         if (expected == null || expected.channel() != this) {
             throw new IllegalArgumentException("awaitEvent needs the CompletionQueue created with this channel");
         }
-        if (!Native.pollReadable(fd, timeoutMs, pollFd, pollErrno)) {
+        int ready = Native.pollReadable(fd, wakeup == null ? -1 : wakeup.fd(), timeoutMs, pollFd, pollErrno);
+        if ((ready & 2) != 0) {
+            wakeup.clear();
+        }
+        if ((ready & 1) == 0) {
             return null;
         }
         // the exact (non-varargs) downcall and a raw address read: a poller wakes through here, so no allocation

@@ -86,29 +86,38 @@ final class Native {
         }
     }
 
-    /** A pollfd-sized segment and an errno capture segment for {@link #pollReadable(int, long, MemorySegment, MemorySegment)}. */
+    /** Two pollfds and an errno capture segment for {@link #pollReadable(int, int, long, MemorySegment, MemorySegment)}. */
     static MemorySegment[] pollScratch(Arena arena) {
-        return new MemorySegment[] {arena.allocate(8, 4), arena.allocate(CAPTURE)};
+        return new MemorySegment[] {arena.allocate(16, 4), arena.allocate(CAPTURE)};
+    }
+
+    /** Waits until {@code fd} is readable (see {@link #pollReadable(int, int, long, MemorySegment, MemorySegment)}). */
+    static boolean pollReadable(int fd, long timeoutMs, MemorySegment pfd, MemorySegment state) {
+        return pollReadable(fd, -1, timeoutMs, pfd, state) != 0;
     }
 
     /**
-     * Waits until {@code fd} is readable, with caller-owned scratch memory (from {@link #pollScratch}), so a
-     * poller that sleeps on a completion channel allocates nothing per wait.
+     * Waits until {@code fd} or {@code other} is readable, with caller-owned scratch memory (from {@link #pollScratch}),
+     * so a poller that sleeps on a completion channel allocates nothing per wait.
      *
-     * @return true if readable, false on timeout
+     * @param other a second descriptor, or -1 for none (poll(2) skips a negative one)
+     * @return which are readable: bit 0 {@code fd}, bit 1 {@code other}; 0 on timeout
      */
-    static boolean pollReadable(int fd, long timeoutMs, MemorySegment pfd, MemorySegment state) {
+    static int pollReadable(int fd, int other, long timeoutMs, MemorySegment pfd, MemorySegment state) {
         long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
         try {
             while (true) {
                 pfd.set(ValueLayout.JAVA_INT, 0, fd);
                 pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
                 pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+                pfd.set(ValueLayout.JAVA_INT, 8, other);
+                pfd.set(ValueLayout.JAVA_SHORT, 12, POLLIN);
+                pfd.set(ValueLayout.JAVA_SHORT, 14, (short) 0);
                 long leftMs = Math.max(0, (deadlineNs - System.nanoTime()) / 1_000_000L);
-                int n = (int) POLL.invokeExact(pfd, 1L, (int) Math.min(Integer.MAX_VALUE, leftMs));
+                int n = (int) POLL.invokeExact(pfd, 2L, (int) Math.min(Integer.MAX_VALUE, leftMs));
                 if (n < 0) {
                     // rare: a signal (EINTR, wait again) or a bad fd (fails again at once); the repeat captures errno
-                    n = (int) POLL_CAPTURING.invokeExact(state, pfd, 1L, 0);
+                    n = (int) POLL_CAPTURING.invokeExact(state, pfd, 2L, 0);
                     if (n < 0 && (int) ERRNO.get(state, 0L) != EINTR) {
                         throw new VerbsException("poll", (int) ERRNO.get(state, 0L));
                     }
@@ -116,7 +125,11 @@ final class Native {
                         continue; // interrupted: wait out the rest
                     }
                 }
-                return n > 0;
+                if (n == 0) {
+                    return 0;
+                }
+                // any returned event (POLLIN, or POLLERR/POLLHUP on a broken descriptor) counts: the reader finds out
+                return (pfd.get(ValueLayout.JAVA_SHORT, 6) != 0 ? 1 : 0) | (pfd.get(ValueLayout.JAVA_SHORT, 14) != 0 ? 2 : 0);
             }
         } catch (VerbsException e) {
             throw e;

@@ -68,4 +68,47 @@ class NativePollTest {
             }
         }
     }
+
+    /**
+     * The shared thread's sleep ({@code PollerSleeper}): a wait on two descriptors says which is readable; an
+     * {@link EventFd}'s signal stays until cleared (one before the wait ends it at once, several are one) and a signal
+     * after close does nothing.
+     */
+    @Test
+    void anEventFdSignalEndsATwoDescriptorWaitUntilCleared() throws Throwable {
+        EventFd wakeup = new EventFd();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment fds = arena.allocate(ValueLayout.JAVA_INT, 2);
+            assertEquals(0, (int) PIPE.invokeExact(fds));
+            int readEnd = fds.getAtIndex(ValueLayout.JAVA_INT, 0);
+            int writeEnd = fds.getAtIndex(ValueLayout.JAVA_INT, 1);
+            try {
+                MemorySegment[] scratch = Native.pollScratch(arena);
+                long t0 = System.nanoTime();
+                assertEquals(0, Native.pollReadable(readEnd, wakeup.fd(), 50, scratch[0], scratch[1]), "neither is readable");
+                long tookMs = (System.nanoTime() - t0) / 1_000_000;
+                assertTrue(tookMs >= 49, "returned after " + tookMs + " ms of a 50 ms wait");
+
+                wakeup.signal();
+                wakeup.signal();
+                assertEquals(2, Native.pollReadable(readEnd, wakeup.fd(), 1_000, scratch[0], scratch[1]), "the signalled eventfd");
+                assertEquals(2, Native.pollReadable(readEnd, wakeup.fd(), 0, scratch[0], scratch[1]), "still signalled until cleared");
+                wakeup.clear();
+                assertEquals(0, Native.pollReadable(readEnd, wakeup.fd(), 0, scratch[0], scratch[1]), "two signals, one clear");
+                wakeup.clear(); // nothing to take: does not block
+
+                assertEquals(1L, (long) WRITE.invokeExact(writeEnd, arena.allocate(1), 1L));
+                assertEquals(1, Native.pollReadable(readEnd, wakeup.fd(), 1_000, scratch[0], scratch[1]), "the pipe");
+                wakeup.signal();
+                assertEquals(3, Native.pollReadable(readEnd, wakeup.fd(), 1_000, scratch[0], scratch[1]), "both");
+                assertEquals(1, Native.pollReadable(readEnd, -1, 0, scratch[0], scratch[1]), "no second descriptor");
+            } finally {
+                int ignored = (int) CLOSE.invokeExact(readEnd);
+                ignored = (int) CLOSE.invokeExact(writeEnd);
+            }
+        } finally {
+            wakeup.close();
+        }
+        wakeup.signal(); // closed: writes nowhere
+    }
 }
