@@ -67,6 +67,40 @@ class WakeableIdleStrategyTest {
         }
     }
 
+    /** Counts its idle steps, and parks for {@code parkNs} in each (none for 0). */
+    private static final class CountingPark implements IdleStrategy {
+        private final AtomicInteger parks = new AtomicInteger();
+        private final long parkNs;
+
+        CountingPark(final long parkNs) {
+            this.parkNs = parkNs;
+        }
+
+        int get() {
+            return parks.get();
+        }
+
+        @Override
+        public void idle(final int workCount) {
+            if (workCount <= 0) {
+                idle();
+            }
+        }
+
+        @Override
+        public void idle() {
+            parks.incrementAndGet();
+            if (parkNs > 0) {
+                LockSupport.parkNanos(parkNs);
+            }
+        }
+
+        @Override
+        public void reset() {
+            // counts only
+        }
+    }
+
     /** Sleeps a minute per call unless woken (a wake before the sleep ends it at once, as an eventfd's would). */
     private static final class MinuteSleeper implements IdleSleeper {
         final Semaphore wakes = new Semaphore(0);
@@ -115,26 +149,8 @@ class WakeableIdleStrategyTest {
     void workFromOtherThreadsEndsTheSharedThreadsSleepInTheTransportsSleeper() {
         final Topic<Long> topic = Topic.of("wake", TestCodecs.LONG, Delivery.RELIABLE);
         final List<Throwable> errors = new CopyOnWriteArrayList<>();
-        final AtomicInteger parks = new AtomicInteger();
-        final WakeableIdleStrategy idle = new WakeableIdleStrategy(new IdleStrategy() {
-            @Override
-            public void idle(final int workCount) {
-                if (workCount <= 0) {
-                    idle();
-                }
-            }
-
-            @Override
-            public void idle() {
-                parks.incrementAndGet();
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-            }
-
-            @Override
-            public void reset() {
-                // no state
-            }
-        }, 0);
+        final CountingPark parks = new CountingPark(TimeUnit.MILLISECONDS.toNanos(1));
+        final WakeableIdleStrategy idle = new WakeableIdleStrategy(parks, 0);
         final SharedAgent shared = new SharedAgent("sleep-shared", false, errors::add, idle);
         final MinuteSleeper sleeper = new MinuteSleeper();
         assertNotNull(shared.idleIn(sleeper), "a SHARED host sleeps in the sleeper");
@@ -214,25 +230,8 @@ class WakeableIdleStrategyTest {
     @Test
     void theFirstSleepFollowsOneMoreCycleAndAClosedSleeperGivesTheParksBack() {
         final int spinsAndYields = 2;
-        final AtomicInteger parks = new AtomicInteger();
-        final WakeableIdleStrategy idle = new WakeableIdleStrategy(new IdleStrategy() {
-            @Override
-            public void idle(final int workCount) {
-                if (workCount <= 0) {
-                    idle();
-                }
-            }
-
-            @Override
-            public void idle() {
-                parks.incrementAndGet();
-            }
-
-            @Override
-            public void reset() {
-                // counts only
-            }
-        }, spinsAndYields, 0);
+        final CountingPark parks = new CountingPark(0);
+        final WakeableIdleStrategy idle = new WakeableIdleStrategy(parks, spinsAndYields, 0);
         final MinuteSleeper sleeper = new MinuteSleeper();
         sleeper.handles = 1; // returns at once, as if it handled a completion while arming
         assertTrue(idle.sleepIn(sleeper));
@@ -259,26 +258,9 @@ class WakeableIdleStrategyTest {
     /** With a sleeper the parking phase parks for {@link WakeableIdleStrategy#PARK_BEFORE_SLEEP_NS} before it sleeps. */
     @Test
     void theParkingPhaseParksForItsWindowBeforeItSleeps() {
-        final AtomicInteger parks = new AtomicInteger();
+        final CountingPark parks = new CountingPark(0);
         final long windowNs = TimeUnit.MILLISECONDS.toNanos(20);
-        final WakeableIdleStrategy idle = new WakeableIdleStrategy(new IdleStrategy() {
-            @Override
-            public void idle(final int workCount) {
-                if (workCount <= 0) {
-                    idle();
-                }
-            }
-
-            @Override
-            public void idle() {
-                parks.incrementAndGet();
-            }
-
-            @Override
-            public void reset() {
-                // counts only
-            }
-        }, 0, windowNs);
+        final WakeableIdleStrategy idle = new WakeableIdleStrategy(parks, 0, windowNs);
         final MinuteSleeper sleeper = new MinuteSleeper();
         sleeper.handles = 1;
         assertTrue(idle.sleepIn(sleeper));

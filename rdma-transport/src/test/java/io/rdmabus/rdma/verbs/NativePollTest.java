@@ -32,10 +32,9 @@ class NativePollTest {
     void waitsOutItsTimeoutThenSeesDataAndAllocatesNothingPerCall() throws Throwable {
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment fds = arena.allocate(ValueLayout.JAVA_INT, 2);
-            assertEquals(0, (int) PIPE.invokeExact(fds));
-            int readEnd = fds.getAtIndex(ValueLayout.JAVA_INT, 0);
-            int writeEnd = fds.getAtIndex(ValueLayout.JAVA_INT, 1);
+            int[] ends = pipe(arena);
+            int readEnd = ends[0];
+            int writeEnd = ends[1];
             try {
                 MemorySegment[] scratch = Native.pollScratch(arena);
                 long t0 = System.nanoTime();
@@ -78,10 +77,9 @@ class NativePollTest {
     void anEventFdSignalEndsATwoDescriptorWaitUntilCleared() throws Throwable {
         EventFd wakeup = new EventFd();
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment fds = arena.allocate(ValueLayout.JAVA_INT, 2);
-            assertEquals(0, (int) PIPE.invokeExact(fds));
-            int readEnd = fds.getAtIndex(ValueLayout.JAVA_INT, 0);
-            int writeEnd = fds.getAtIndex(ValueLayout.JAVA_INT, 1);
+            int[] ends = pipe(arena);
+            int readEnd = ends[0];
+            int writeEnd = ends[1];
             try {
                 MemorySegment[] scratch = Native.pollScratch(arena);
                 long t0 = System.nanoTime();
@@ -110,5 +108,12 @@ class NativePollTest {
             wakeup.close();
         }
         wakeup.signal(); // closed: writes nowhere
+    }
+
+    /** @return a new pipe's read and write ends */
+    private static int[] pipe(Arena arena) throws Throwable {
+        MemorySegment fds = arena.allocate(ValueLayout.JAVA_INT, 2);
+        assertEquals(0, (int) PIPE.invokeExact(fds));
+        return new int[] {fds.getAtIndex(ValueLayout.JAVA_INT, 0), fds.getAtIndex(ValueLayout.JAVA_INT, 1)};
     }
 }
