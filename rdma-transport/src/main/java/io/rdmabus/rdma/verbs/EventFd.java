@@ -1,12 +1,8 @@
 package io.rdmabus.rdma.verbs;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 
 /**
  * A Linux eventfd used as a wake-up: any thread {@linkplain #signal() signals} it, and a thread that sleeps in poll(2)
@@ -17,15 +13,6 @@ import java.lang.invoke.MethodHandle;
  * <p>Threads: {@link #signal()} any; {@link #clear()} the sleeping thread; {@link #close()} any, once.
  */
 public final class EventFd implements AutoCloseable {
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle EVENTFD = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("eventfd"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), Linker.Option.captureCallState("errno"));
-    private static final MethodHandle WRITE = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("write"),
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-    private static final MethodHandle READ = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("read"),
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-    private static final MethodHandle CLOSE = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("close"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final int EFD_NONBLOCK = 0x800;
     private static final int EFD_CLOEXEC = 0x80000;
 
@@ -39,20 +26,12 @@ public final class EventFd implements AutoCloseable {
 
     /** @throws VerbsException if the kernel refuses one (e.g. out of descriptors) */
     public EventFd() {
-        MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
-        int created;
         try {
-            created = (int) EVENTFD.invokeExact(state, 0, EFD_NONBLOCK | EFD_CLOEXEC);
-        } catch (Throwable t) {
+            this.fd = Native.eventFd(EFD_NONBLOCK | EFD_CLOEXEC);
+        } catch (RuntimeException e) {
             arena.close();
-            throw new IllegalStateException("downcall eventfd failed", t);
+            throw e;
         }
-        if (created < 0) {
-            int errno = (int) Linker.Option.captureStateLayout().varHandle(MemoryLayout.PathElement.groupElement("errno")).get(state, 0L);
-            arena.close();
-            throw new VerbsException("eventfd", errno);
-        }
-        this.fd = created;
         this.one = arena.allocate(ValueLayout.JAVA_LONG);
         this.one.set(ValueLayout.JAVA_LONG, 0, 1L);
         this.counter = arena.allocate(ValueLayout.JAVA_LONG);
@@ -60,23 +39,14 @@ public final class EventFd implements AutoCloseable {
 
     /** Makes the descriptor readable until {@link #clear()} (any thread); nothing once closed. */
     public synchronized void signal() {
-        if (closed) {
-            return;
-        }
-        try {
-            long ignored = (long) WRITE.invokeExact(fd, one, 8L); // fails only when the counter would overflow: still readable
-        } catch (Throwable t) {
-            throw new IllegalStateException("eventfd write failed", t);
+        if (!closed) {
+            Native.write8(fd, one); // fails only when the counter would overflow: still readable
         }
     }
 
     /** Takes the signals so far: the descriptor is not readable until the next one (the sleeping thread). */
     void clear() {
-        try {
-            long ignored = (long) READ.invokeExact(fd, counter, 8L); // non-blocking: EAGAIN when nothing was signalled
-        } catch (Throwable t) {
-            throw new IllegalStateException("eventfd read failed", t);
-        }
+        Native.read8(fd, counter); // non-blocking: EAGAIN when nothing was signalled
     }
 
     /** @return the descriptor (for poll) */
@@ -91,9 +61,7 @@ public final class EventFd implements AutoCloseable {
         }
         closed = true;
         try {
-            int ignored = (int) CLOSE.invokeExact(fd);
-        } catch (Throwable t) {
-            throw new IllegalStateException("close failed", t);
+            Native.closeFd(fd);
         } finally {
             arena.close();
         }

@@ -12,7 +12,8 @@ import java.lang.invoke.VarHandle;
 
 /**
  * Control-path call helpers: errno-capturing downcall handles over the generated bindings'
- * symbol addresses, libc {@code strerror} and {@code poll}. Not for the data path.
+ * symbol addresses, and the libc calls the transport makes itself ({@code strerror}, {@code poll}, and
+ * {@code eventfd}, {@code read}, {@code write}, {@code close} for {@link EventFd}). Not for the data path.
  */
 final class Native {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -30,6 +31,14 @@ final class Native {
     private static final MethodHandle POLL = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("poll"), POLL_DESCRIPTOR);
     private static final MethodHandle POLL_CAPTURING = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("poll"), POLL_DESCRIPTOR,
             Linker.Option.captureCallState("errno"));
+    private static final MethodHandle EVENTFD = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("eventfd"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), Linker.Option.captureCallState("errno"));
+    private static final MethodHandle WRITE = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("write"),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle READ = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("read"),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle CLOSE = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("close"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final short POLLIN = 1;
     private static final int EINTR = 4;
 
@@ -135,6 +144,55 @@ final class Native {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("poll failed", t);
+        }
+    }
+
+    /**
+     * eventfd(2) with an initial count of 0.
+     *
+     * @return the new descriptor
+     * @throws VerbsException with the errno when the kernel refuses one (e.g. out of descriptors)
+     */
+    static int eventFd(int flags) {
+        int fd;
+        int errno;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE);
+            fd = (int) EVENTFD.invokeExact(state, 0, flags);
+            errno = (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("downcall eventfd failed", t);
+        }
+        if (fd < 0) {
+            throw new VerbsException("eventfd", errno);
+        }
+        return fd;
+    }
+
+    /** write(2) of {@code buf}'s first 8 bytes; @return what write returned (-1 on failure, errno not kept) */
+    static long write8(int fd, MemorySegment buf) {
+        try {
+            return (long) WRITE.invokeExact(fd, buf, 8L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("write failed", t);
+        }
+    }
+
+    /** read(2) of 8 bytes into {@code buf}; @return what read returned (-1 on failure, errno not kept) */
+    static long read8(int fd, MemorySegment buf) {
+        try {
+            return (long) READ.invokeExact(fd, buf, 8L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("read failed", t);
+        }
+    }
+
+    /** close(2); @return what close returned */
+    static int closeFd(int fd) {
+        try {
+            return (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException("close failed", t);
         }
     }
 
