@@ -96,15 +96,10 @@ final class BusLoad implements Load {
     @Override
     public long oneWay(final int messages, final int sizeBytes) {
         final Topic<byte[]> topic = topic("bench.oneway." + (runs++));
-        final AtomicLong received = new AtomicLong();
-        final AtomicLong lastNs = new AtomicLong();
-        final Runnable onMessage = () -> {
-            lastNs.lazySet(System.nanoTime());
-            received.lazySet(received.get() + 1);
-        };
+        final Arrivals received = new Arrivals(messages);
         final Disposable sub = inPlace
-            ? b.subscribeInPlace(topic, (buffer, offset, length, header) -> onMessage.run())
-            : b.subscribe(topic).subscribe(v -> onMessage.run());
+            ? b.subscribeInPlace(topic, (buffer, offset, length, header) -> received.onMessage())
+            : b.subscribe(topic).subscribe(v -> received.onMessage());
         try (BusPublication<byte[]> pub = a.publication(topic)) {
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
             while (!pub.isConnected()) {
@@ -134,14 +129,14 @@ final class BusLoad implements Load {
                 }
                 sent += taken;
             }
-            while (received.get() < messages) {
+            while (received.count() < messages) {
                 if (Load.pastDeadline(deadlineNs)) {
-                    throw Load.timedOut(label() + " delivery (" + received.get() + " of " + messages + ")");
+                    throw Load.timedOut(label() + " delivery (" + received.count() + " of " + messages + ")");
                 }
                 driveA();
                 Thread.yield();
             }
-            return lastNs.get() - startNs;
+            return received.lastNs() - startNs;
         } finally {
             sub.dispose();
         }

@@ -4,7 +4,6 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusPublication;
@@ -43,15 +42,12 @@ final class FanOut {
         final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         final Topic<byte[]> topic = Topic.of("bench.fanout", Codecs.bytes(), Delivery.RELIABLE);
         try (LocalBuses buses = LocalBuses.create(transport, subscribers + 1)) {
-            final AtomicLongArray received = new AtomicLongArray(subscribers);
-            final AtomicLongArray lastNs = new AtomicLongArray(subscribers);
+            final Arrivals[] received = new Arrivals[subscribers];
             final List<Disposable> subs = new ArrayList<>();
             for (int s = 0; s < subscribers; s++) {
-                final int index = s;
-                subs.add(buses.newBus("fan-sub-" + s).subscribe(topic).subscribe(v -> {
-                    lastNs.lazySet(index, System.nanoTime());
-                    received.lazySet(index, received.get(index) + 1);
-                }));
+                final Arrivals arrivals = new Arrivals(Long.MAX_VALUE);
+                received[s] = arrivals;
+                subs.add(buses.newBus("fan-sub-" + s).subscribe(topic).subscribe(v -> arrivals.onMessage()));
             }
             final Bus publisherBus = buses.newBus("fan-pub");
             try (BusPublication<byte[]> pub = publisherBus.publication(topic)) {
@@ -68,7 +64,8 @@ final class FanOut {
                 }
                 final long[] base = new long[subscribers];
                 for (int s = 0; s < subscribers; s++) {
-                    base[s] = received.get(s);
+                    base[s] = received[s].count();
+                    received[s].expect(base[s] + messages);
                 }
                 final IdleStrategy idle = Load.idle();
                 final long cpuStartNs = threads.getCurrentThreadCpuTime();
@@ -83,13 +80,13 @@ final class FanOut {
                 final long cpuNs = threads.getCurrentThreadCpuTime() - cpuStartNs;
                 long last = 0;
                 for (int s = 0; s < subscribers; s++) {
-                    while (received.get(s) - base[s] < messages) {
+                    while (received[s].count() - base[s] < messages) {
                         if (Load.pastDeadline(deadlineNs)) {
                             throw Load.timedOut("fan-out delivery to subscriber " + s);
                         }
                         Thread.yield();
                     }
-                    last = Math.max(last, lastNs.get(s));
+                    last = Math.max(last, received[s].lastNs());
                 }
                 return new Result(subscribers, messages, cpuNs / (double) messages, (last - startNs) / (double) messages);
             } finally {
@@ -98,9 +95,9 @@ final class FanOut {
         }
     }
 
-    private static boolean allAtLeast(final AtomicLongArray counts, final long min) {
-        for (int i = 0; i < counts.length(); i++) {
-            if (counts.get(i) < min) {
+    private static boolean allAtLeast(final Arrivals[] counts, final long min) {
+        for (final Arrivals count : counts) {
+            if (count.count() < min) {
                 return false;
             }
         }

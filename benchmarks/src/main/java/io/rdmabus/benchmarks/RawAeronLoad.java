@@ -88,16 +88,14 @@ final class RawAeronLoad implements Load {
     @Override
     public long oneWay(final int messages, final int sizeBytes) {
         final int streamId = nextStreamId++;
-        final AtomicLong received = new AtomicLong();
-        final AtomicLong lastNs = new AtomicLong();
+        final Arrivals received = new Arrivals(messages);
         try (Subscription sub = aeron.addSubscription(CHANNEL, streamId);
              ExclusivePublication pub = aeron.addExclusivePublication(CHANNEL, streamId);
              Poller poller = new Poller(sub, (buffer, offset, length, header) -> {
                  if (copies) {
                      copyOut(buffer, offset, length);
                  }
-                 lastNs.lazySet(System.nanoTime());
-                 received.lazySet(received.get() + 1);
+                 received.onMessage();
              }, "raw-aeron-receiver")) {
             poller.started();
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
@@ -118,11 +116,11 @@ final class RawAeronLoad implements Load {
                 claim.buffer().putBytes(claim.offset(), payload, 0, sizeBytes);
                 claim.commit();
             }
-            while (received.get() < messages) {
+            while (received.count() < messages) {
                 Load.checkDeadline(deadlineNs, "raw aeron delivery");
                 Thread.yield();
             }
-            return lastNs.get() - startNs;
+            return received.lastNs() - startNs;
         }
     }
 

@@ -31,8 +31,8 @@ final class RawTcpLoad implements Load {
     private static final int MAX_FRAME = 16 * 1024 * 1024;
     private final LoopResources serverLoops = LoopResources.create("raw-tcp-server", 1, true);
     private final LoopResources clientLoops = LoopResources.create("raw-tcp-client", 1, true);
-    private final AtomicLong received = new AtomicLong();
-    private final AtomicLong lastNs = new AtomicLong();
+    /** The count server's receipts, reset by each one-way run. */
+    private final Arrivals received = new Arrivals(Long.MAX_VALUE);
     private final DisposableServer countServer;
     private final DisposableServer echoServer;
     private final boolean copies;
@@ -49,8 +49,7 @@ final class RawTcpLoad implements Load {
                 if (copies) {
                     copyOut(b);
                 }
-                lastNs.lazySet(System.nanoTime());
-                received.lazySet(received.get() + 1);
+                received.onMessage();
             }).then())
             .bindNow();
         echoServer = TcpServer.create().host("127.0.0.1").port(0).runOn(serverLoops)
@@ -87,7 +86,7 @@ final class RawTcpLoad implements Load {
 
     @Override
     public long oneWay(final int messages, final int sizeBytes) {
-        received.set(0);
+        received.reset(messages);
         final Connection connection = connect(countServer.port(), false);
         try {
             final byte[] payload = new byte[sizeBytes];
@@ -96,11 +95,11 @@ final class RawTcpLoad implements Load {
             connection.outbound().send(Flux.range(0, messages).map(i -> connection.channel().alloc().buffer(4 + sizeBytes).writeInt(sizeBytes)
                 .writeBytes(payload))).then().block(Duration.ofNanos(TIMEOUT_NS));
             final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
-            while (received.get() < messages) {
+            while (received.count() < messages) {
                 Load.checkDeadline(deadlineNs, "raw tcp delivery");
                 Thread.yield();
             }
-            return lastNs.get() - startNs;
+            return received.lastNs() - startNs;
         } finally {
             connection.disposeNow(Duration.ofSeconds(5));
         }

@@ -1,5 +1,6 @@
 package io.rdmabus.tck;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -18,6 +19,8 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
@@ -31,7 +34,11 @@ import io.rdmabus.PublishStatus;
 import io.rdmabus.Received;
 import io.rdmabus.SubscribeOptions;
 import io.rdmabus.Topic;
+import io.rdmabus.codec.Codec;
+import io.rdmabus.codecs.Codecs;
 
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -116,6 +123,102 @@ public abstract class LifecycleTck extends FlowControlTck {
     }
 
     // ------------------------------------------------------------------------------------------------ close
+
+    /**
+     * A publication closed by another thread while its publisher offers: {@code close()} returns with the publication
+     * closed, the publisher's later offers answer CLOSED (never "used by two threads at once"), and every message it
+     * offered before that reaches the subscriber, in order, with no loss reported.
+     */
+    @Test
+    @ScaledTimeout(40)
+    void closeWhileAnotherThreadOffers() throws InterruptedException {
+        final Bus subBus = bus("close-race-sub");
+        final Topic<String> topic = topic("close-race", Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(subBus, topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(bus("close-race-pub"), topic);
+        awaitProbes(pub, List.of(rec));
+
+        final AtomicInteger taken = new AtomicInteger();
+        final AtomicReference<Throwable> offerFailure = new AtomicReference<>();
+        final AtomicInteger lastStatus = new AtomicInteger(PublishStatus.OK);
+        final Thread publisher = new Thread(() -> {
+            try {
+                for (int status = PublishStatus.OK; status != PublishStatus.CLOSED;) {
+                    status = pub.offer("race-" + taken.get());
+                    if (status == PublishStatus.OK) {
+                        taken.incrementAndGet();
+                    } else {
+                        lastStatus.set(status);
+                        Thread.onSpinWait();
+                    }
+                }
+            } catch (final Throwable ex) {
+                offerFailure.set(ex);
+            }
+        }, "tck-close-race-publisher");
+        publisher.start();
+        final Duration bound = deliveryTimeout;
+        await("500 messages taken by the publication").atMost(bound).until(() -> taken.get() >= 500 || !publisher.isAlive());
+        pub.close();
+        publisher.join(bound.toMillis());
+        assertFalse(publisher.isAlive(), "the publisher's offers still did not answer CLOSED " + bound + " after close() returned"
+            + " (last status " + PublishStatus.describe(lastStatus.get()) + ")");
+        assertNull(offerFailure.get(), () -> "an offer failed while another thread closed the publication: " + offerFailure.get());
+        assertEquals(PublishStatus.CLOSED, pub.offer("late"), "offer after close()");
+
+        final int n = taken.get();
+        final Predicate<Received<String>> mine = r -> r.sessionId() == pub.sessionId() && r.value().startsWith("race-");
+        assertTrue(rec.awaitUntil(list -> list.stream().filter(mine).count() >= n, deliveryTimeout),
+            "received " + rec.count(mine) + " of the " + n + " messages offered before close()");
+        final List<Received<String>> got = rec.received().stream().filter(mine).toList();
+        assertEquals(IntStream.range(0, n).mapToObj(i -> "race-" + i).toList(), got.stream().map(Received::value).toList(),
+            "values or order differ");
+        assertTrue(got.stream().allMatch(r -> r.lostBefore() == 0), "loss reported");
+    }
+
+    /**
+     * A publication closed from inside its own offer (its codec's encode): {@code close()} does not wait for the offer
+     * it is part of; that offer sends its message and closes the publication as it returns.
+     */
+    @Test
+    @ScaledTimeout(40)
+    void closeFromInsideTheOwnOffer() throws InterruptedException {
+        final AtomicReference<BusPublication<String>> self = new AtomicReference<>();
+        final Codec<String> utf8 = Codecs.utf8();
+        final Codec<String> closing = new Codec<>() {
+            @Override
+            public int encodedLength(final String value) {
+                return utf8.encodedLength(value);
+            }
+
+            @Override
+            public void encode(final String value, final MutableDirectBuffer buffer, final int offset) {
+                if (value.equals("closes")) {
+                    self.get().close();
+                }
+                utf8.encode(value, buffer, offset);
+            }
+
+            @Override
+            public String decode(final DirectBuffer buffer, final int offset, final int length) {
+                return utf8.decode(buffer, offset, length);
+            }
+
+            @Override
+            public String name() {
+                return "utf8, closing its publication on \"closes\"";
+            }
+        };
+        final Topic<String> topic = topic("close-self", closing, Delivery.RELIABLE);
+        final Recorder<String> rec = subscribe(bus("close-self-sub"), topic, SubscribeOptions.defaults());
+        final BusPublication<String> pub = publication(bus("close-self-pub"), topic);
+        self.set(pub);
+        awaitProbes(pub, List.of(rec));
+        assertEquals(PublishStatus.OK, pub.offer("closes"), "the offer that closed its publication");
+        assertEquals(PublishStatus.CLOSED, pub.offer("late"), "offer after the close");
+        assertTrue(rec.awaitUntil(list -> list.stream().anyMatch(r -> r.value().equals("closes")), deliveryTimeout),
+            "the message whose offer closed the publication did not arrive");
+    }
 
     /**
      * {@code close()} completes the bus's subscriptions, stops every thread named after the bus, makes publish,
