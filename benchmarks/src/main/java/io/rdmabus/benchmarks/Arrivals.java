@@ -19,13 +19,16 @@ final class Arrivals {
         this.expected = expected;
     }
 
-    /** Counts a message; at the expected count, records its arrival time. */
+    /**
+     * Counts a message; at the expected count, records its arrival time first, so a thread that reads the count
+     * ({@link #count()}) and then {@link #lastNs()} finds the time of the message it counted.
+     */
     void onMessage() {
         final long n = count.get() + 1;
-        count.lazySet(n);
         if (n == expected) {
             lastNs = System.nanoTime();
         }
+        count.lazySet(n);
     }
 
     /** @return messages so far */
@@ -45,7 +48,7 @@ final class Arrivals {
         lastNs = 0;
     }
 
-    /** @return when the expected message arrived (System.nanoTime), or 0 before it did */
+    /** @return when the expected message arrived (System.nanoTime), or 0 before {@link #count()} reached it */
     long lastNs() {
         return lastNs;
     }
