@@ -162,6 +162,40 @@ public final class BusBuilder {
         final ConfigValue chosenBy = effective.value(BusConfig.TRANSPORT);
         LOG.info("bus {}: transport {} ({})", effective.name(), chosenBy.value(), chosenBy.description().startsWith("auto")
             ? chosenBy.description() : "from " + chosenBy.source());
+        final String oversubscribed = spinningWarning(effective.value(BusConfig.IDLE_STRATEGY), effective.threadingMode(),
+            Runtime.getRuntime().availableProcessors());
+        if (oversubscribed != null) {
+            LOG.warn("bus {}: {}", effective.name(), oversubscribed);
+        }
         return new DefaultBus(effective.name(), chosen, idle, peers, effective.threadingMode(), effective.countersDir());
+    }
+
+    /**
+     * {@code busy-spin} where the bus's spinning threads and the application's own thread outnumber the CPUs: they take
+     * the CPU from each other, so latency gets worse, not better (on the 1-vCPU rxe guests the round trip went from
+     * about 2x perftest's with {@code backoff} to 6-8x; docs/benchmarks.md, "Current results").
+     *
+     * @param idle the idle strategy setting
+     * @param mode the threading mode: {@code SHARED} spins one thread of the bus, {@code DEDICATED} at least two (the
+     *             delivery agent and the transport's), {@code INVOKER} none (the application's thread drives the bus)
+     * @param cpus the CPUs this JVM may use
+     * @return a warning naming the key and its source, or null when nothing is oversubscribed
+     */
+    static String spinningWarning(final ConfigValue idle, final ThreadingMode mode, final int cpus) {
+        if (!"busy-spin".equals(idle.value())) {
+            return null;
+        }
+        final int spinning = switch (mode) {
+            case SHARED -> 1;
+            case DEDICATED -> 2;
+            case INVOKER -> 0;
+        };
+        if (spinning == 0 || spinning + 1 <= cpus) {
+            return null;
+        }
+        return BusConfig.IDLE_STRATEGY + "=busy-spin (from " + idle.source() + ") in " + mode + " mode spins " + (spinning == 1 ? "one thread"
+            : "at least " + spinning + " threads") + " of the bus, which with the application's own thread outnumber the " + cpus
+            + " CPU(s) this JVM may use: they take the CPU from each other and latency gets worse, not better. Use backoff (the "
+            + "default) unless every spinning thread has a core of its own.";
     }
 }
