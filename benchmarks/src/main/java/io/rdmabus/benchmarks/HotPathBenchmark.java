@@ -70,6 +70,10 @@ public class HotPathBenchmark {
     @Param({"backoff"})
     public String idle;
 
+    /** {@code false}: the topic leaves the frames' wall-clock stamp out ({@code Topic.withoutTimestamps()}). */
+    @Param({"true"})
+    public boolean timestamps;
+
     private LocalBuses buses;
     private Bus publisherBus;
     private Bus subscriberBus;
@@ -90,7 +94,8 @@ public class HotPathBenchmark {
     /** Starts two buses and a subscriber, waits until connected. */
     @Setup(Level.Trial)
     public void setUp() {
-        final Topic<byte[]> topic = Topic.of("bench.hotpath", Codecs.bytes(), Delivery.RELIABLE);
+        final Topic<byte[]> stamped = Topic.of("bench.hotpath", Codecs.bytes(), Delivery.RELIABLE);
+        final Topic<byte[]> topic = timestamps ? stamped : stamped.withoutTimestamps();
         if ("direct".equals(transport)) {
             final DirectTransport.Medium medium = new DirectTransport.Medium();
             final ThreadingMode mode = ThreadingMode.valueOf(threading);

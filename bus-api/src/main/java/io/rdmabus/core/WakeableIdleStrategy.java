@@ -25,7 +25,8 @@ import org.agrona.concurrent.IdleStrategy;
  * {@link #emptyIdlesBeforePark} empty duty cycles in a row (those of {@code backoff}'s spins and yields; none for a
  * strategy that parks at once; never for one that never parks), and withdraws it when it finds work again. So while it
  * spins, yields or works, the field is not written, and a producer's {@link #wake()} on every message reads a cache
- * line that stays in its own cache. (A field written around every idle step, or a read of the ring's consumer
+ * line that stays in its own cache: {@link #idler} and {@link #sleeper} are padded away from the fields this thread
+ * writes at every idle step ({@link WakerLine}). (A field written around every idle step, or a read of the ring's consumer
  * sequence on every message to find the first one after the ring ran empty, would move a cache line between the CPUs
  * with each message whenever the delivering thread keeps up, and so idles between messages.)
  *
@@ -47,7 +48,7 @@ import org.agrona.concurrent.IdleStrategy;
  * while messages wait for a subscriber's demand ({@link #parkWhile}: a request is seen only by looking) the thread
  * parks instead of sleeping.
  */
-final class WakeableIdleStrategy implements IdleStrategy {
+final class WakeableIdleStrategy extends WakerLine.After implements IdleStrategy {
     /** From {@link #emptyIdlesBeforePark}: the strategy never parks, so there is never anything to wake. */
     static final int NEVER = Integer.MAX_VALUE;
     /** Bound on one sleep in an {@link IdleSleeper}: how late a duty that no event or waker announces may run. */
@@ -64,7 +65,7 @@ final class WakeableIdleStrategy implements IdleStrategy {
 
     static {
         try {
-            IDLER = MethodHandles.lookup().findVarHandle(WakeableIdleStrategy.class, "idler", Thread.class);
+            IDLER = MethodHandles.lookup().findVarHandle(WakerLine.Fields.class, "idler", Thread.class);
         } catch (final ReflectiveOperationException ex) {
             throw new ExceptionInInitializerError(ex);
         }
@@ -81,13 +82,6 @@ final class WakeableIdleStrategy implements IdleStrategy {
     private final long parkBeforeSleepNs;
     /** When the parking phase began (agent's thread; read only with a sleeper). */
     private long parkingSinceNs;
-    /** The agent's thread while it is in its parking phase and no waker has taken it yet, else null. */
-    private volatile Thread idler;
-    /**
-     * Where the parking phase sleeps instead of parking, or null: set once by the thread that starts the transport
-     * ({@link #sleepIn}), cleared by the agent's thread once the sleeper says it is closed.
-     */
-    private volatile IdleSleeper sleeper;
     /** Asked before each sleep (agent's thread): true while work is due that no waker announces (it parks instead). */
     private volatile BooleanSupplier parkInstead = () -> false;
 
