@@ -31,6 +31,7 @@
 #   --java-opt   extra JVM option for every bus JVM in the guests (repeatable), after the bench's own; the bench runs
 #                C1 only (-XX:TieredStopAtLevel=1, see below): --java-opt -XX:TieredStopAtLevel=4 for tiered C1+C2
 #
+# The guests have one vCPU each unless RXE_LAB_CPUS says otherwise (lab/rxe-lab.sh); the summary says how many.
 # Takes the shared lab lock (/var/tmp/rdma-bus-lab.lock, or RXE_LAB_LOCK; RXE_LAB_LOCK=none if the caller already
 # holds it) only around the lab run, after building. Exit: 0 if every measurement of every topology completed;
 # 1 if any is missing or failed (the summary says which, and prints no ratio for it); 77 if the lab cannot run.
@@ -189,7 +190,7 @@ SUMMARY=$OUT/summary.md
   echo
   echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (+ uncommitted changes)'),"
   echo "command: \`lab/bench/rxe-vs-perftest.sh --guests $TOPOLOGIES --count $COUNT --warmup $WARMUP --warmup-s $WARMUP_S --ud-seconds $UD_SECONDS --rate-s $RATE_S --rate-warmup-s $RATE_WARMUP_S --rate-batch $RATE_BATCH --rate-delivery $RATE_DELIVERY --idle $IDLES --subscriber $SUBSCRIBER --threading $THREADING$PROP_TEXT$([ "$JFR" = 0 ] || echo ' --jfr')$(for o in ${JAVA_OPTS[@]+"${JAVA_OPTS[@]}"}; do printf ' --java-opt %s' "$o"; done)\`"
-  echo "(host: $(nproc) CPUs; guests: 1 vCPU each, QEMU TCG, soft-RoCE rxe0)."
+  echo "(host: $(nproc) CPUs; guests: ${RXE_LAB_CPUS:-1} vCPU(s) each (RXE_LAB_CPUS), QEMU TCG, soft-RoCE rxe0)."
 } > "$SUMMARY"
 
 for guests in ${TOPOLOGIES//,/ }; do

@@ -182,7 +182,7 @@ public final class BusBuilder {
      * @return a warning naming the key and its source, or null when nothing is oversubscribed
      */
     static String spinningWarning(final ConfigValue idle, final ThreadingMode mode, final int cpus) {
-        if (!"busy-spin".equals(idle.value())) {
+        if (!IdleStrategies.BUSY_SPIN.equals(idle.value())) {
             return null;
         }
         final int spinning = switch (mode) {
@@ -193,7 +193,8 @@ public final class BusBuilder {
         if (spinning == 0 || spinning + 1 <= cpus) {
             return null;
         }
-        return BusConfig.IDLE_STRATEGY + "=busy-spin (from " + idle.source() + ") in " + mode + " mode spins " + (spinning == 1 ? "one thread"
+        return BusConfig.IDLE_STRATEGY + "=" + IdleStrategies.BUSY_SPIN + " (from " + idle.source() + ") in " + mode + " mode spins "
+            + (spinning == 1 ? "one thread"
             : "at least " + spinning + " threads") + " of the bus, which with the application's own thread outnumber the " + cpus
             + " CPU(s) this JVM may use: they take the CPU from each other and latency gets worse, not better. Use backoff (the "
             + "default) unless every spinning thread has a core of its own.";

@@ -16,8 +16,10 @@ import org.agrona.concurrent.YieldingIdleStrategy;
  * other). {@code busy-spin} is for dedicated, isolated cores only.
  */
 public final class IdleStrategies {
+    /** The name of the strategy that spins without ever yielding its CPU. */
+    public static final String BUSY_SPIN = "busy-spin";
     /** The names {@link #supplier} accepts. */
-    public static final String NAMES = "busy-spin, yielding, backoff, sleeping";
+    public static final String NAMES = BUSY_SPIN + ", yielding, backoff, sleeping";
     /** {@code backoff}: empty duty cycles that spin before it yields. */
     public static final int BACKOFF_MAX_SPINS = 10;
     /** {@code backoff}: empty duty cycles that yield after the spins, before it parks (1 us, doubling up to 1 ms). */
@@ -33,7 +35,7 @@ public final class IdleStrategies {
      */
     public static Supplier<IdleStrategy> supplier(final String name) {
         return switch (name == null ? "" : name) {
-            case "busy-spin" -> BusySpinIdleStrategy::new;
+            case BUSY_SPIN -> BusySpinIdleStrategy::new;
             case "yielding" -> YieldingIdleStrategy::new;
             case "backoff" -> () -> new BackoffIdleStrategy(BACKOFF_MAX_SPINS, BACKOFF_MAX_YIELDS,
                 TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));

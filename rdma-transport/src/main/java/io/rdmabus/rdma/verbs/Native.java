@@ -29,10 +29,9 @@ final class Native {
      * a failed call is read by repeating it with {@link #POLL_CAPTURING}.
      */
     private static final MethodHandle POLL = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("poll"), POLL_DESCRIPTOR);
-    private static final MethodHandle POLL_CAPTURING = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("poll"), POLL_DESCRIPTOR,
-            Linker.Option.captureCallState("errno"));
-    private static final MethodHandle EVENTFD = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("eventfd"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), Linker.Option.captureCallState("errno"));
+    private static final MethodHandle POLL_CAPTURING = capturing(LINKER.defaultLookup().findOrThrow("poll"), POLL_DESCRIPTOR);
+    private static final MethodHandle EVENTFD = capturing(LINKER.defaultLookup().findOrThrow("eventfd"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final MethodHandle WRITE = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("write"),
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle READ = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("read"),
