@@ -26,6 +26,10 @@ import org.slf4j.LoggerFactory;
 final class DefaultPublication<T> implements BusPublication<T> {
     private static final Logger LOG = LoggerFactory.getLogger(DefaultPublication.class);
     private static final long CLOSE_LINGER_NS = 5_000_000_000L;
+    /** How long a {@link #close()} from another thread waits for an offer in progress before it leaves the closing to it. */
+    private static final long CLOSE_WAIT_NS = 1_000_000_000L;
+    /** For {@link #doOffer}: the offer reads the clock itself (a batch offer's frames, once per batch). */
+    private static final long STAMP_INSIDE = Long.MIN_VALUE;
     private static final int IDLE = 0;
     private static final int BUSY = 1;
     private static final int CLOSED = 2;
@@ -48,8 +52,20 @@ final class DefaultPublication<T> implements BusPublication<T> {
     private boolean inBatch;
     /** The stamp the frames of the batch offer in progress share, read at its first taken frame; 0 before. Owner: as above. */
     private long batchStampNs;
-    /** Ownership token: whoever moves it IDLE -> BUSY may touch the single-writer transport publication. */
+    /**
+     * Ownership token: whoever moves it IDLE -> BUSY (a CAS) may touch the single-writer transport publication. The
+     * owner lets it go with a release store, not a volatile one: the next CAS then waits for this offer's stores
+     * (into the transport's buffer, whose cache lines a receiving thread reads) while the next offer's clock read runs,
+     * instead of the owner waiting for them at the end of this one. A close from another thread therefore cannot
+     * rely on seeing IDLE at once, and retries ({@link #close()}).
+     */
     private final AtomicInteger state = new AtomicInteger(IDLE);
+    /**
+     * The thread holding the token, between its CAS and its release, else null; written by that thread only (plain
+     * stores). A thread reads its own last write or a later one, so only the holder ever finds itself here: that is how
+     * {@link #close()} knows it is called from inside its own offer (a codec's encode).
+     */
+    private Thread holder;
     private volatile boolean closeRequested;
     /** Messages and their encoded bytes, written by the token owner only (ordered stores, no atomic read-modify-write). */
     private final AtomicLong messages = new AtomicLong();
@@ -78,11 +94,14 @@ final class DefaultPublication<T> implements BusPublication<T> {
 
     @Override
     public int offer(final T value) {
+        // the clock before the token: the read (25-40 ns here) runs while the token's CAS waits for the previous offer's
+        // stores; a refused offer pays it too (docs/benchmarks.md, "What a frame's timestamp costs")
+        final long timestampNs = clock == null ? 0 : clock.nanoTime();
         if (!acquire()) {
             return PublishStatus.CLOSED;
         }
         try {
-            return offerOwned(value);
+            return offerOwned(value, timestampNs);
         } finally {
             release();
         }
@@ -103,7 +122,7 @@ final class DefaultPublication<T> implements BusPublication<T> {
             transportPublication.beginBatch();
             try {
                 for (int i = 0; i < length; i++) {
-                    final int status = offerOwned(values[offset + i]);
+                    final int status = offerOwned(values[offset + i], STAMP_INSIDE);
                     if (status != PublishStatus.OK) {
                         return i == 0 ? status : i;
                     }
@@ -131,13 +150,18 @@ final class DefaultPublication<T> implements BusPublication<T> {
         }
     }
 
-    /** With the token held: CLOSED once a close was asked for or the bus closed, else the offer's status. */
-    private int offerOwned(final T value) {
-        return closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(value);
+    /**
+     * With the token held: CLOSED once a close was asked for or the bus closed, else the offer's status.
+     *
+     * @param timestampNs the frames' stamp, read before the token was taken, or {@link #STAMP_INSIDE}
+     */
+    private int offerOwned(final T value, final long timestampNs) {
+        return closeRequested || bus.isClosed() ? PublishStatus.CLOSED : doOffer(value, timestampNs);
     }
 
     private boolean acquire() {
         if (state.compareAndSet(IDLE, BUSY)) {
+            holder = Thread.currentThread();
             return true;
         }
         if (state.get() == BUSY && !closeRequested) {
@@ -148,18 +172,19 @@ final class DefaultPublication<T> implements BusPublication<T> {
     }
 
     private void release() {
+        holder = null;
         if (closeRequested) {
             closeNow();
             return;
         }
-        state.set(IDLE);
-        // a close() that ran while we were busy left the closing to us
+        state.lazySet(IDLE);
+        // a close() that gave up waiting for this offer left the closing to it; one that did not takes the token itself
         if (closeRequested && state.compareAndSet(IDLE, BUSY)) {
             closeNow();
         }
     }
 
-    private int doOffer(final T value) {
+    private int doOffer(final T value, final long presetStampNs) {
         if (pendingOffset < pendingLength) {
             final int status = doFlush(); // OK, BACK_PRESSURED or CLOSED
             if (status != PublishStatus.OK) {
@@ -177,12 +202,11 @@ final class DefaultPublication<T> implements BusPublication<T> {
         final int status = transportPublication.tryClaim(FrameHeader.LENGTH + Math.min(length, maxPayload));
         if (status != TransportStatus.OK) {
             if (status == TransportStatus.NOT_CONNECTED && local != null && local.hasSubscribers()) {
-                return offerLocalOnly(value, key, length, stamp());
+                return offerLocalOnly(value, key, length, stamp(presetStampNs));
             }
             return map(status);
         }
-        // stamped once the frame has room: a refused offer (back-pressure) does not read the clock (25-35 ns a read here)
-        final long timestampNs = stamp();
+        final long timestampNs = stamp(presetStampNs);
         final FrameClaim claim = transportPublication.claim();
         if (local != null && local.reserve() != PublishStatus.OK) {
             claim.abort();
@@ -255,8 +279,14 @@ final class DefaultPublication<T> implements BusPublication<T> {
         return PublishStatus.OK;
     }
 
-    /** The frame's stamp: the clock, read once per single offer or once per batch offer (25-35 ns a read here). */
-    private long stamp() {
+    /**
+     * The frame's stamp: a single offer's, read before it took the token, or a batch offer's, read at its first taken frame
+     * (once the transport had room for it) and shared by the batch's frames.
+     */
+    private long stamp(final long presetStampNs) {
+        if (presetStampNs != STAMP_INSIDE) {
+            return presetStampNs;
+        }
         if (clock == null) {
             return 0;
         }
@@ -374,13 +404,26 @@ final class DefaultPublication<T> implements BusPublication<T> {
         return topic;
     }
 
-    /** Safe from any thread: the owner of the token does the closing, now or when its current offer returns. */
+    /**
+     * Safe from any thread. Closes now if no offer is in progress; from inside the own offer (a codec's encode), that
+     * offer closes the publication as it returns; while another thread's offer is in progress, waits for it to return
+     * (the token's release store may reach this thread a little after the offer ends), up to {@link #CLOSE_WAIT_NS},
+     * and then leaves the closing to that offer.
+     */
     @Override
     public void close() {
         closeRequested = true;
-        if (state.compareAndSet(IDLE, BUSY)) {
-            closeNow();
+        if (holder == Thread.currentThread()) {
+            return; // inside this thread's own offer: release() closes
         }
+        final long deadlineNs = System.nanoTime() + CLOSE_WAIT_NS;
+        while (!state.compareAndSet(IDLE, BUSY)) {
+            if (state.get() == CLOSED || System.nanoTime() - deadlineNs > 0) {
+                return; // closed by the offering thread, or left to it (it sees closeRequested as it releases)
+            }
+            Thread.yield();
+        }
+        closeNow();
     }
 
     /** @return true once the transport publication is released */

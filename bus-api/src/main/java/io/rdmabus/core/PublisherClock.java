@@ -19,7 +19,9 @@ import org.agrona.concurrent.EpochNanoClock;
  * against the monotonic one (at most 500 ppm, 50 us in 100 ms; usually a few ppm, well under a microsecond), and a step
  * of the wall clock shows within 100 ms.
  *
- * <p>Owner: the thread that holds the publication's ownership token (its acquisition orders the plain fields).
+ * <p>Owner: the thread that offers on the publication, one at a time as {@code BusPublication} requires (what orders
+ * one such thread after another orders the plain fields). A single offer reads it just before it takes the
+ * publication's ownership token, a batch offer with the token held.
  */
 final class PublisherClock implements EpochNanoClock {
     static final long RESAMPLE_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(100);
