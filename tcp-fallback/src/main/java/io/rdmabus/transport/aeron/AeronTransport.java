@@ -354,8 +354,10 @@ public final class AeronTransport implements Transport {
     private String hint(final AeronException ex) {
         final String message = String.valueOf(ex.getMessage());
         if (message.contains("in use") || message.contains("bind")) {
-            return " (another media driver owns this control endpoint: give each node its own 'endpoint' and list the others as "
-                + "'" + name + "' discovery seeds, or share one driver with 'aeron.dir')";
+            return " (the control endpoint's port is taken on this host: by another media driver given the same 'endpoint' "
+                + "(give each node its own 'endpoint' and list the others as '" + name + "' discovery seeds, or share one driver with "
+                + "'aeron.dir'), or by any other socket: a port inside the kernel's ephemeral range (net.ipv4.ip_local_port_range) "
+                + "can go to any socket bound to port 0, a subscription's receive port among them)";
         }
         return "";
     }
