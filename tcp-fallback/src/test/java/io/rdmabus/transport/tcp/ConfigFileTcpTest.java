@@ -1,5 +1,6 @@
 package io.rdmabus.transport.tcp;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,10 +9,10 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import io.rdmabus.Bus;
 import io.rdmabus.BusConfigurationException;
@@ -32,6 +33,8 @@ import reactor.core.Disposable;
 /** Buses built from properties files on real TCP sockets: the file's values are the ones in effect. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ConfigFileTcpTest {
+    private static final Duration WAIT = Duration.ofSeconds(15);
+
     @TempDir
     Path dir;
 
@@ -44,16 +47,6 @@ class ConfigFileTcpTest {
     private static int freePort() throws IOException {
         try (ServerSocket probe = new ServerSocket(0)) {
             return probe.getLocalPort();
-        }
-    }
-
-    private static void await(final String what, final BooleanSupplier condition) throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(5);
         }
     }
 
@@ -79,13 +72,13 @@ class ConfigFileTcpTest {
             final Disposable subscription = subscriber.subscribe(topic).subscribe(got::add);
             try (BusPublication<String> pub = publisher.publication(topic)) {
                 // the publisher found the subscriber only through the file's seed, at the file's listen port
-                await("connected to 127.0.0.1:" + port, pub::isConnected);
+                await("connected to 127.0.0.1:" + port).atMost(WAIT).until(pub::isConnected);
                 for (int i = 0; i < 10; i++) {
                     while (pub.offer("m" + i) != PublishStatus.OK) {
                         Thread.onSpinWait();
                     }
                 }
-                await("10 messages", () -> got.size() == 10);
+                await("10 messages").atMost(WAIT).until(() -> got.size() == 10);
             } finally {
                 subscription.dispose();
             }
