@@ -29,7 +29,9 @@ import io.aeron.driver.ThreadingMode;
 import io.aeron.driver.status.ReceiveChannelStatus;
 import io.rdmabus.Bus;
 import io.rdmabus.BusConfigurationException;
+import io.rdmabus.BusPublication;
 import io.rdmabus.Delivery;
+import io.rdmabus.PublishStatus;
 import io.rdmabus.IdleStrategies;
 import io.rdmabus.Topic;
 import io.rdmabus.TransportException;
@@ -58,6 +60,7 @@ import reactor.core.publisher.Flux;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AeronTransportTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final String PROBE = "probe";
 
     // ------------------------------------------------------------------------------------------------ configuration
 
@@ -213,25 +216,42 @@ class AeronTransportTest {
         }
     }
 
+    /**
+     * Every subscriber bus gets all {@code n} messages, in order. One publication sends probes until every subscriber
+     * has had one (its image of that publication's session has joined: on UDP unicast a destination joins as its status
+     * messages arrive), then the messages; a subscriber's stream leaves the probes out.
+     */
     private static void assertPubSub(final Bus pub, final List<Bus> subs, final Topic<String> topic, final int n) throws Exception {
         final List<CompletableFuture<List<String>>> got = new ArrayList<>();
+        final List<AtomicBoolean> probed = new ArrayList<>();
         for (final Bus sub : subs) {
-            got.add(sub.subscribe(topic).take(n).collectList().toFuture());
+            final AtomicBoolean sawProbe = new AtomicBoolean();
+            probed.add(sawProbe);
+            got.add(sub.subscribe(topic).doOnNext(v -> {
+                if (PROBE.equals(v)) {
+                    sawProbe.set(true);
+                }
+            }).filter(v -> !PROBE.equals(v)).take(n).collectList().toFuture());
         }
-        // reliable publish waits for one subscriber; wait until all are connected by publishing nothing until then
-        final var probe = pub.publication(topic);
-        final long deadlineNs = System.nanoTime() + WAIT.toNanos();
-        while (!probe.isConnected()) {
-            assertTrue(System.nanoTime() < deadlineNs, "publication never connected");
-            Thread.sleep(5);
+        try (BusPublication<String> publication = pub.publication(topic)) {
+            Awaitility.await("a probe reached every subscriber bus").atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
+                publication.offer(PROBE);
+                return probed.stream().allMatch(AtomicBoolean::get);
+            });
+            final long deadlineNs = System.nanoTime() + WAIT.toNanos();
+            for (int i = 0; i < n;) {
+                if (publication.offer("m" + i) == PublishStatus.OK) {
+                    i++;
+                } else {
+                    assertTrue(System.nanoTime() < deadlineNs, "the publication took " + i + " of " + n + " messages in " + WAIT);
+                    Thread.onSpinWait();
+                }
+            }
         }
-        Thread.sleep(300); // let every subscriber's image join (MDC adds destinations as their status messages arrive)
-        pub.publish(topic, Flux.range(0, n).map(i -> "m" + i)).block(WAIT);
         final List<String> expected = IntStream.range(0, n).mapToObj(i -> "m" + i).toList();
         for (final CompletableFuture<List<String>> values : got) {
             assertEquals(expected, values.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         }
-        probe.close();
     }
 
     /** Two media drivers cannot bind one control endpoint: the second publisher fails with what to change. */
