@@ -88,7 +88,7 @@ final class RawAeronLoad implements Load {
     @Override
     public long oneWay(final int messages, final int sizeBytes) {
         final int streamId = nextStreamId++;
-        final Arrivals received = new Arrivals(messages);
+        final Arrivals received = new Arrivals(messages + 1L); // the priming message, then the timed ones
         try (Subscription sub = aeron.addSubscription(CHANNEL, streamId);
              ExclusivePublication pub = aeron.addExclusivePublication(CHANNEL, streamId);
              Poller poller = new Poller(sub, (buffer, offset, length, header) -> {
@@ -106,6 +106,7 @@ final class RawAeronLoad implements Load {
             final BufferClaim claim = new BufferClaim();
             final UnsafeBuffer payload = new UnsafeBuffer(new byte[sizeBytes]);
             final IdleStrategy idle = Load.idle();
+            Load.prime(label(), deadlineNs, () -> pub.offer(payload, 0, sizeBytes) > 0, received, () -> 0);
             final long startNs = System.nanoTime();
             for (int i = 0; i < messages; i++) {
                 idle.reset();
@@ -116,7 +117,7 @@ final class RawAeronLoad implements Load {
                 claim.buffer().putBytes(claim.offset(), payload, 0, sizeBytes);
                 claim.commit();
             }
-            while (received.count() < messages) {
+            while (received.count() <= messages) {
                 Load.checkDeadline(deadlineNs, "raw aeron delivery");
                 Thread.yield();
             }
