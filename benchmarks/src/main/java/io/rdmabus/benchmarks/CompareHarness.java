@@ -68,8 +68,13 @@ public final class CompareHarness implements Callable<Integer> {
     String rawThreading;
     @Option(names = "--timestamps", defaultValue = "true", arity = "1",
         description = "the bus's topics stamp every frame with the publisher's clock: true, or false for Topic.withoutTimestamps() "
-            + "(raw contenders never stamp) (default: ${DEFAULT-VALUE})")
+            + "(raw contenders stamp only with --raw-timestamps) (default: ${DEFAULT-VALUE})")
     boolean timestamps;
+    @Option(names = "--raw-timestamps", defaultValue = "false", arity = "1",
+        description = "the raw contenders write System.nanoTime() into every message (one-way: its first 8 bytes; a ping: the 8 after "
+            + "its sequence), as a publisher that stamps its messages does; the bus stamps every frame unless --timestamps false "
+            + "(default: ${DEFAULT-VALUE})")
+    boolean rawTimestamps;
     @Option(names = "--batch", defaultValue = "1",
         description = "one-way runs: the bus offers this many messages per call (BusPublication.offer(values, offset, length), the "
             + "publication's ownership taken once per call); raw contenders send one at a time (default: ${DEFAULT-VALUE})")
@@ -110,6 +115,9 @@ public final class CompareHarness implements Callable<Integer> {
             throw new IllegalArgumentException("--subscriber must be copy or in-place, --raw-subscriber as-bus, copy or in-place; got "
                 + subscriber + ", " + rawSubscriber);
         }
+        if (rawTimestamps && sizes.stream().anyMatch(size -> size < 2 * Long.BYTES)) {
+            throw new IllegalArgumentException("--raw-timestamps needs every --sizes at least " + 2 * Long.BYTES + " bytes; got " + sizes);
+        }
         if (!List.of("as-bus", "poller", "pinger").contains(rawThreading)) {
             throw new IllegalArgumentException("--raw-threading must be as-bus, poller or pinger; got " + rawThreading);
         }
@@ -120,13 +128,13 @@ public final class CompareHarness implements Callable<Integer> {
             + " untimed), " + pings + " round trips; "
             + Runtime.getRuntime().availableProcessors() + " CPUs; load " + loadAverage() + "; bus subscriber " + subscriber
             + (timestamps ? "" : " without timestamps") + (batch == 1 ? "" : ", bus offers in batches of " + batch)
-            + ", raw subscriber " + (rawCopies ? "copy" : "in-place")
+            + ", raw subscriber " + (rawCopies ? "copy" : "in-place") + (rawTimestamps ? ", raw stamps each message" : "")
             + ", raw Aeron pongs received by " + (pongPoller ? "a poller thread" : "the pinger"));
         for (final String section : sections) {
             switch (section) {
                 case "aeron" -> compare("Aeron IPC", () -> new BusLoad("aeron-ipc", threading, inPlace, timestamps, batch),
-                    () -> new RawAeronLoad(rawCopies, pongPoller));
-                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace, timestamps, batch), () -> new RawTcpLoad(rawCopies));
+                    () -> new RawAeronLoad(rawCopies, pongPoller, rawTimestamps));
+                case "tcp" -> compare("TCP", () -> new BusLoad("tcp", threading, inPlace, timestamps, batch), () -> new RawTcpLoad(rawCopies, rawTimestamps));
                 case "fanout" -> fanOut();
                 default -> throw new IllegalArgumentException("unknown section '" + section + "': use aeron, tcp, fanout");
             }

@@ -29,6 +29,7 @@ final class RawAeronLoad implements Load {
     private final SharedMediaDriver driver;
     private final Aeron aeron;
     private final boolean copies;
+    private final boolean stamps;
     private final boolean pongPoller;
     private int nextStreamId = 7000;
     /** The last copy a receiving thread made: kept (a plain store, racy on purpose) so the JIT cannot drop the copy. */
@@ -38,9 +39,11 @@ final class RawAeronLoad implements Load {
     /**
      * @param copies     the receiving code copies each message into a new {@code byte[]}
      * @param pongPoller a thread of its own polls the pongs and hands them to the pinging thread
+     * @param stamps     each message carries {@link System#nanoTime()}: a one-way run's in its first 8 bytes, a ping's in the 8 after its sequence
      */
-    RawAeronLoad(final boolean copies, final boolean pongPoller) {
+    RawAeronLoad(final boolean copies, final boolean pongPoller, final boolean stamps) {
         this.copies = copies;
+        this.stamps = stamps;
         this.pongPoller = pongPoller;
         this.driver = SharedMediaDriver.launch("raw");
         this.aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(driver.directory()));
@@ -48,7 +51,7 @@ final class RawAeronLoad implements Load {
 
     @Override
     public String label() {
-        return "raw/aeron-ipc" + (copies ? " copy" : "") + (pongPoller ? " pong-poller" : "");
+        return "raw/aeron-ipc" + (copies ? " copy" : "") + (pongPoller ? " pong-poller" : "") + (stamps ? " stamped" : "");
     }
 
     /** A polling thread over a subscription, stopped by {@link #close()}. */
@@ -115,6 +118,9 @@ final class RawAeronLoad implements Load {
                     idle.idle();
                 }
                 claim.buffer().putBytes(claim.offset(), payload, 0, sizeBytes);
+                if (stamps) {
+                    claim.buffer().putLong(claim.offset(), System.nanoTime());
+                }
                 claim.commit();
             }
             while (received.count() <= messages) {
@@ -166,6 +172,9 @@ final class RawAeronLoad implements Load {
                     final int warmup = pings / 10;
                     for (int i = 0; i < warmup + pings; i++) {
                         payload.putLong(0, i);
+                        if (stamps) {
+                            payload.putLong(Long.BYTES, System.nanoTime());
+                        }
                         final long startNs = System.nanoTime();
                         idle.reset();
                         while (pingPub.offer(payload, 0, size) < 0) {

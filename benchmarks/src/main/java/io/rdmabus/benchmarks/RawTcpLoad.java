@@ -36,13 +36,19 @@ final class RawTcpLoad implements Load {
     private final DisposableServer countServer;
     private final DisposableServer echoServer;
     private final boolean copies;
+    /** Each frame carries {@link System#nanoTime()}: a one-way run's in its first 8 payload bytes, a ping's in the 8 after its sequence. */
+    private final boolean stamps;
     /** The last copy a receiving thread made: kept (a plain store, racy on purpose) so the JIT cannot drop the copy. */
     @SuppressWarnings("unused")
     private byte[] lastCopy;
 
-    /** @param copies the receiving code copies each frame into a new {@code byte[]} */
-    RawTcpLoad(final boolean copies) {
+    /**
+     * @param copies the receiving code copies each frame into a new {@code byte[]}
+     * @param stamps each frame carries {@link System#nanoTime()}: a one-way run's in its first 8 payload bytes, a ping's in the 8 after its sequence
+     */
+    RawTcpLoad(final boolean copies, final boolean stamps) {
         this.copies = copies;
+        this.stamps = stamps;
         countServer = TcpServer.create().host("127.0.0.1").port(0).runOn(serverLoops)
             .doOnConnection(c -> c.addHandlerLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4, 0, 4)))
             .handle((in, out) -> in.receive().doOnNext(b -> {
@@ -72,7 +78,7 @@ final class RawTcpLoad implements Load {
 
     @Override
     public String label() {
-        return "raw/reactor-netty-tcp" + (copies ? " copy" : "");
+        return "raw/reactor-netty-tcp" + (copies ? " copy" : "") + (stamps ? " stamped" : "");
     }
 
     private Connection connect(final int port, final boolean framing) {
@@ -98,8 +104,10 @@ final class RawTcpLoad implements Load {
             }, received, () -> 0);
             final long startNs = System.nanoTime();
             // one pooled buffer per frame, length prefix and payload together (what a careful hand-written sender does)
-            connection.outbound().send(Flux.range(0, messages).map(i -> connection.channel().alloc().buffer(4 + sizeBytes).writeInt(sizeBytes)
-                .writeBytes(payload))).then().block(Duration.ofNanos(TIMEOUT_NS));
+            connection.outbound().send(Flux.range(0, messages).map(i -> {
+                final ByteBuf frame = connection.channel().alloc().buffer(4 + sizeBytes).writeInt(sizeBytes).writeBytes(payload);
+                return stamps ? frame.setLong(4, System.nanoTime()) : frame;
+            })).then().block(Duration.ofNanos(TIMEOUT_NS));
             while (received.count() <= messages) {
                 Load.checkDeadline(deadlineNs, "raw tcp delivery");
                 Thread.yield();
@@ -126,6 +134,9 @@ final class RawTcpLoad implements Load {
             for (int i = 0; i < warmup + pings; i++) {
                 final ByteBuf ping = connection.channel().alloc().buffer(size);
                 ping.writeLongLE(i).writeZero(size - 8);
+                if (stamps) {
+                    ping.setLong(Long.BYTES, System.nanoTime());
+                }
                 final long startNs = System.nanoTime();
                 connection.channel().writeAndFlush(ping);
                 idle.reset();

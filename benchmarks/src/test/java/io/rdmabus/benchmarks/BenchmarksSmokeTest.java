@@ -66,10 +66,11 @@ class BenchmarksSmokeTest {
     void compareHarnessDrivesInvokerBusesAndReadsInPlaceOnBothSides() {
         final CompareHarness harness = new CompareHarness();
         final int exit = new CommandLine(harness).execute("--messages", "300", "--rounds", "1", "--pings", "50", "--sizes", "64",
-            "--sections", "aeron,tcp", "--threading", "INVOKER", "--subscriber", "in-place", "--batch", "7", "--plot", "");
+            "--sections", "aeron,tcp", "--threading", "INVOKER", "--subscriber", "in-place", "--batch", "7", "--raw-timestamps", "true",
+            "--plot", "");
         assertEquals(0, exit); // every one-way run moved its 300 messages (7 per offer, 6 in the last), else it would time out
-        assertEquals(java.util.Set.of("bus/aeron-ipc invoker in-place", "raw/aeron-ipc", "bus/tcp invoker in-place", "raw/reactor-netty-tcp"),
-            harness.latencies().keySet());
+        assertEquals(java.util.Set.of("bus/aeron-ipc invoker in-place", "raw/aeron-ipc stamped", "bus/tcp invoker in-place",
+            "raw/reactor-netty-tcp stamped"), harness.latencies().keySet());
         harness.latencies().values().forEach(h -> assertEquals(50, h.getTotalCount()));
     }
 
@@ -97,5 +98,6 @@ class BenchmarksSmokeTest {
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--messages", "x"));
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--raw-subscriber", "zero-copy"));
         assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--raw-threading", "INVOKER"));
+        assertEquals(2, io.rdmabus.samples.cli.CliSupport.commandLine(new CompareHarness()).execute("--raw-timestamps", "true", "--sizes", "8"));
     }
 }
