@@ -1,18 +1,30 @@
 package io.rdmabus.benchmarks;
 
-import java.util.concurrent.atomic.AtomicLong;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A one-way run's receiving end: counts messages and reads the clock at the expected last one only. A clock read per
  * message (25 ns on the 2-core build box, a third of a bus subscriber's time at 64 B in an async-profiler profile) is
  * a cost of the harness, not of the transport under test, and it slowed every contender's receiver alike.
  *
+ * <p>The count, written at every message, lies on cache lines of its own (128 bytes of padding before and after the
+ * fields, as {@link ArrivalsLine} lays them out). In an {@code AtomicLong} of its own, wherever the heap put it, it
+ * cost the bus's receiving thread 8-12 ns a message and raw Aeron's about 1 ns in the same runs (docs/benchmarks.md,
+ * "The harness's own count").
+ *
  * <p>Threads: {@link #onMessage()} one receiving thread at a time; the rest any.
  */
-final class Arrivals {
-    private final AtomicLong count = new AtomicLong();
-    private volatile long expected;
-    private volatile long lastNs;
+final class Arrivals extends ArrivalsLine.After {
+    private static final VarHandle COUNT;
+
+    static {
+        try {
+            COUNT = MethodHandles.lookup().findVarHandle(ArrivalsLine.Fields.class, "count", long.class);
+        } catch (final ReflectiveOperationException ex) {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
 
     /** @param expected the count at which {@link #onMessage()} reads the clock */
     Arrivals(final long expected) {
@@ -24,16 +36,16 @@ final class Arrivals {
      * ({@link #count()}) and then {@link #lastNs()} finds the time of the message it counted.
      */
     void onMessage() {
-        final long n = count.get() + 1;
+        final long n = (long) COUNT.get(this) + 1; // the one writer reads its own last store
         if (n == expected) {
             lastNs = System.nanoTime();
         }
-        count.lazySet(n);
+        COUNT.setRelease(this, n);
     }
 
     /** @return messages so far */
     long count() {
-        return count.get();
+        return count;
     }
 
     /** @param total the count whose arrival {@link #lastNs()} tells; set before the messages are sent */
@@ -43,7 +55,7 @@ final class Arrivals {
 
     /** Starts a new run: no messages yet, and {@code total} expected. */
     void reset(final long total) {
-        count.set(0);
+        count = 0;
         expected = total;
         lastNs = 0;
     }

@@ -3,6 +3,7 @@ package io.rdmabus.core;
 import com.lmax.disruptor.EventPoller;
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.dsl.ProducerType;
 
 import org.agrona.DirectBuffer;
@@ -22,13 +23,26 @@ final class MessageRing {
 
     private final RingBuffer<FrameEvent> ring;
     private final EventPoller<FrameEvent> poller;
+    /** The delivering side's sequence: the last slot it took. */
+    private final Sequence consumed;
+    /**
+     * A single-producer ring's last published (or skipped) slot, as its producer knows it; -1 in a multi-producer ring.
+     * Written and read by the producing thread only (plain, as the Disruptor's single-producer sequencer keeps its own
+     * claim state: one thread at a time, and a thread that takes over has seen its predecessor's writes, as
+     * {@code SubscriptionSink} requires of a transport), so {@link #isEmptyForProducer()} reads one field besides the
+     * consumer's sequence, not the cursor through the sequencer (three dependent loads at every message).
+     */
+    private long producedByProducer = -1;
+    private final boolean singleProducer;
     /** The delivering thread's idle strategy, woken when a message lands in the empty ring; or null. */
     private final WakeableIdleStrategy deliveryWake;
 
     MessageRing(final ProducerType producers, final int size, final WakeableIdleStrategy deliveryWake) {
         this.ring = RingBuffer.create(producers, FrameEvent::new, size, PolledRingWaitStrategy.INSTANCE);
         this.poller = ring.newPoller();
-        ring.addGatingSequences(poller.getSequence());
+        this.consumed = poller.getSequence();
+        this.singleProducer = producers == ProducerType.SINGLE;
+        ring.addGatingSequences(consumed);
         this.deliveryWake = deliveryWake;
     }
 
@@ -51,6 +65,9 @@ final class MessageRing {
         event.sequence = sequence;
         event.timestampNs = timestampNs;
         event.lostBefore = lostBefore;
+        if (singleProducer) {
+            producedByProducer = slot;
+        }
         ring.publish(slot);
         if (deliveryWake != null) {
             deliveryWake.wake(); // reads one field, which the delivering thread writes only around its parks
@@ -60,6 +77,9 @@ final class MessageRing {
     /** Publishes a claimed slot that carries no message; the drain passes over it. */
     void skip(final long slot) {
         ring.get(slot).length = -1;
+        if (singleProducer) {
+            producedByProducer = slot;
+        }
         ring.publish(slot);
     }
 
@@ -68,7 +88,12 @@ final class MessageRing {
      *     not yet published counts as not empty (the drain then finds nothing to take)
      */
     boolean isEmpty() {
-        return poller.getSequence().get() == ring.getCursor();
+        return consumed.get() == ring.getCursor();
+    }
+
+    /** As {@link #isEmpty()}, on a {@link ProducerType#SINGLE single}-producer ring's producing thread only. */
+    boolean isEmptyForProducer() {
+        return consumed.get() == producedByProducer;
     }
 
     /** Delivering thread: hands the published events to the handler in order, as long as it answers true. */
