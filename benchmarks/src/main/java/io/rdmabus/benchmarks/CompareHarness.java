@@ -160,8 +160,8 @@ public final class CompareHarness implements Callable<Integer> {
             return;
         }
         try (bus; Load raw = rawFactory.get()) {
-            System.out.println("| size | bus msg/s | raw msg/s | bus/raw | bus MB/s | raw MB/s |");
-            System.out.println("|---:|---:|---:|---:|---:|---:|");
+            System.out.println("| size | bus msg/s | raw msg/s | bus/raw | bus MB/s | raw MB/s | bus/raw by round |");
+            System.out.println("|---:|---:|---:|---:|---:|---:|---|");
             for (final int size : sizes) {
                 final double[] busRates = new double[rounds];
                 final double[] rawRates = new double[rounds];
@@ -180,7 +180,12 @@ public final class CompareHarness implements Callable<Integer> {
                 }
                 final double b = median(busRates);
                 final double w = median(rawRates);
-                final String row = String.format("| %d B | %,.0f | %,.0f | %.2f | %.1f | %.1f |", size, b, w, b / w, b * size / 1e6, w * size / 1e6);
+                final StringBuilder byRound = new StringBuilder();
+                for (int r = 0; r < rounds; r++) { // each round's two runs are back to back: the machine's drift moves them together
+                    byRound.append(r == 0 ? "" : " ").append(String.format("%.2f", busRates[r] / rawRates[r]));
+                }
+                final String row = String.format("| %d B | %,.0f | %,.0f | %.2f | %.1f | %.1f | %s |", size, b, w, b / w, b * size / 1e6,
+                    w * size / 1e6, byRound);
                 System.out.println(row);
                 rows.add(row);
             }
