@@ -3,7 +3,6 @@ package io.rdmabus.core;
 import com.lmax.disruptor.EventPoller;
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
-import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.dsl.ProducerType;
 
 import org.agrona.DirectBuffer;
@@ -23,27 +22,24 @@ final class MessageRing {
 
     private final RingBuffer<FrameEvent> ring;
     private final EventPoller<FrameEvent> poller;
-    /** The delivering side's sequence: the last slot it took. */
-    private final Sequence consumed;
-    /**
-     * A single-producer ring's last published (or skipped) slot, as its producer knows it; -1 in a multi-producer ring.
-     * Written and read by the producing thread only (plain, as the Disruptor's single-producer sequencer keeps its own
-     * claim state: one thread at a time, and a thread that takes over has seen its predecessor's writes, as
-     * {@code SubscriptionSink} requires of a transport), so {@link #isEmptyForProducer()} reads one field besides the
-     * consumer's sequence, not the cursor through the sequencer (three dependent loads at every message).
-     */
-    private long producedByProducer = -1;
-    private final boolean singleProducer;
     /** The delivering thread's idle strategy, woken when a message lands in the empty ring; or null. */
     private final WakeableIdleStrategy deliveryWake;
+    private final boolean singleProducer;
+    /**
+     * A single-producer ring's: true from its producer's first publication until {@link #isDrainedForProducer()} finds
+     * the ring drained again. Owner: the producing thread (one at a time, and a thread that takes over has seen its
+     * predecessor's writes, as {@code SubscriptionSink} requires of a transport). Written only when it changes, so a
+     * producer that hands every message over through the ring writes it once: a store per message here would take
+     * the line the delivering thread reads this object's fields from.
+     */
+    private boolean inUse;
 
     MessageRing(final ProducerType producers, final int size, final WakeableIdleStrategy deliveryWake) {
         this.ring = RingBuffer.create(producers, FrameEvent::new, size, PolledRingWaitStrategy.INSTANCE);
         this.poller = ring.newPoller();
-        this.consumed = poller.getSequence();
-        this.singleProducer = producers == ProducerType.SINGLE;
-        ring.addGatingSequences(consumed);
+        ring.addGatingSequences(poller.getSequence());
         this.deliveryWake = deliveryWake;
+        this.singleProducer = producers == ProducerType.SINGLE;
     }
 
     /** @return a slot to fill, or {@link #NO_ROOM} */
@@ -65,9 +61,7 @@ final class MessageRing {
         event.sequence = sequence;
         event.timestampNs = timestampNs;
         event.lostBefore = lostBefore;
-        if (singleProducer) {
-            producedByProducer = slot;
-        }
+        markInUse();
         ring.publish(slot);
         if (deliveryWake != null) {
             deliveryWake.wake(); // reads one field, which the delivering thread writes only around its parks
@@ -77,10 +71,15 @@ final class MessageRing {
     /** Publishes a claimed slot that carries no message; the drain passes over it. */
     void skip(final long slot) {
         ring.get(slot).length = -1;
-        if (singleProducer) {
-            producedByProducer = slot;
-        }
+        markInUse();
         ring.publish(slot);
+    }
+
+    /** Before a slot is published: until {@link #isDrainedForProducer()} finds the ring empty again, it asks the ring. */
+    private void markInUse() {
+        if (singleProducer && !inUse) {
+            inUse = true;
+        }
     }
 
     /**
@@ -88,12 +87,23 @@ final class MessageRing {
      *     not yet published counts as not empty (the drain then finds nothing to take)
      */
     boolean isEmpty() {
-        return consumed.get() == ring.getCursor();
+        return poller.getSequence().get() == ring.getCursor();
     }
 
-    /** As {@link #isEmpty()}, on a {@link ProducerType#SINGLE single}-producer ring's producing thread only. */
-    boolean isEmptyForProducer() {
-        return consumed.get() == producedByProducer;
+    /**
+     * As {@link #isEmpty()}, on a {@link ProducerType#SINGLE single}-producer ring's producing thread only. While the
+     * producer has published nothing since it last found the ring drained, the ring is empty without a look at the
+     * cursor and the consumer's sequence (a chain of dependent loads, at every message of a direct emission).
+     */
+    boolean isDrainedForProducer() {
+        if (!inUse) {
+            return true;
+        }
+        if (!isEmpty()) {
+            return false;
+        }
+        inUse = false;
+        return true;
     }
 
     /** Delivering thread: hands the published events to the handler in order, as long as it answers true. */

@@ -200,7 +200,7 @@ final class SubscriptionChannel<T> extends FrameReceiver {
     long claimForReceive() {
         final HostedAgent host = deliveryHost;
         // a thread that may not emit reads nothing the delivering thread writes (the ring's consumer sequence, the demand)
-        if (host != null && mayEmitOnThisThread(host) && ring.isEmptyForProducer()) { // the same-bus ring: other sessions, no order to keep
+        if (host != null && mayEmitOnThisThread(host) && ring.isDrainedForProducer()) { // the same-bus ring: other sessions, no order to keep
             final FluxSink<Received<T>> out = sink;
             if (out != null && !terminated && transportError == null && pendingTerminal == null && out.requestedFromDownstream() > 0
                 && tryAcquireEmitter()) {

@@ -55,6 +55,7 @@ class MessageRingTest {
 
     private static void assertEmpty(final MessageRing ring, final boolean empty, final String when) {
         assertEquals(empty, ring.isEmpty(), "isEmpty(): " + when);
-        assertEquals(empty, ring.isEmptyForProducer(), "isEmptyForProducer(): " + when);
+        assertEquals(empty, ring.isDrainedForProducer(), "isDrainedForProducer(): " + when);
+        assertEquals(empty, ring.isEmpty(), "isEmpty() after isDrainedForProducer(): " + when);
     }
 }
