@@ -204,7 +204,9 @@ final class SubscriptionChannel<T> extends FrameReceiver {
             final FluxSink<Received<T>> out = sink;
             if (out != null && !terminated && transportError == null && pendingTerminal == null && out.requestedFromDownstream() > 0
                 && tryAcquireEmitter()) {
-                if (!terminated && out.requestedFromDownstream() > 0) {
+                // once the flag is held nobody else can consume the demand; a confined channel's signals all come from
+                // this thread, so what it read above still holds
+                if (confined || !terminated && out.requestedFromDownstream() > 0) {
                     directEmitter = Thread.currentThread();
                     return DIRECT;
                 }

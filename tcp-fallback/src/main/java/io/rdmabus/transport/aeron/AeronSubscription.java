@@ -22,6 +22,9 @@ final class AeronSubscription implements TransportSubscription, ControlledFragme
     private final List<Subscription> subscriptions;
     private volatile boolean closed;
     private boolean backPressured;
+    /** Frames the sink took during the poll in progress, and their bytes: added to the counters as the poll ends. Receive agent. */
+    private long polledFrames;
+    private long polledBytes;
     /** The transport's counters; this subscription writes the receive ones on the receive agent. */
     private final java.util.concurrent.atomic.AtomicLongArray counters;
 
@@ -41,9 +44,18 @@ final class AeronSubscription implements TransportSubscription, ControlledFragme
      */
     int poll(final int fragmentLimit) {
         int work = 0;
-        for (int i = 0, n = subscriptions.size(); i < n; i++) {
-            backPressured = false;
-            work += subscriptions.get(i).controlledPoll(this, fragmentLimit);
+        try {
+            for (int i = 0, n = subscriptions.size(); i < n; i++) {
+                backPressured = false;
+                work += subscriptions.get(i).controlledPoll(this, fragmentLimit);
+            }
+        } finally {
+            if (polledFrames > 0) { // the poll's frames counted once, not at every frame
+                AeronCounter.FRAMES_RECEIVED.add(counters, polledFrames);
+                AeronCounter.BYTES_RECEIVED.add(counters, polledBytes);
+                polledFrames = 0;
+                polledBytes = 0;
+            }
         }
         return work;
     }
@@ -58,8 +70,8 @@ final class AeronSubscription implements TransportSubscription, ControlledFragme
             AeronCounter.RECEIVE_BACK_PRESSURED.add(counters, 1);
             return Action.ABORT;
         }
-        AeronCounter.FRAMES_RECEIVED.add(counters, 1);
-        AeronCounter.BYTES_RECEIVED.add(counters, length);
+        polledFrames++;
+        polledBytes += length;
         return Action.CONTINUE;
     }
 

@@ -388,12 +388,14 @@ class AeronTransportTest {
             final AtomicBoolean probeSeen = new AtomicBoolean();
             final AtomicLong outOfOrder = new AtomicLong();
             final AtomicLong refusals = new AtomicLong();
+            final AtomicLong probes = new AtomicLong();
             final SubscriptionSink sink = new SubscriptionSink() {
                 @Override
                 public int onFrame(final DirectBuffer buffer, final int offset, final int length) {
                     final long seq = buffer.getLong(offset, java.nio.ByteOrder.LITTLE_ENDIAN);
                     if (seq < 0) {
                         probeSeen.set(true); // connection probes: always taken, not part of the stream
+                        probes.incrementAndGet();
                         return CONTINUE;
                     }
                     if (!accepting.get()) {
@@ -421,12 +423,7 @@ class AeronTransportTest {
             final TransportPublication pub = pubT.addPublication(topic.descriptor());
             final int frameLength = 1024;
             long seq = 0;
-            final long deadlineNs = System.nanoTime() + WAIT.toNanos();
-            while (!probeSeen.get()) { // probe until connected end to end
-                claimAndWrite(pub, frameLength, -1);
-                assertTrue(System.nanoTime() < deadlineNs, "never connected");
-                Thread.sleep(2);
-            }
+            probeUntilConnected(pub, frameLength, probeSeen);
             seq = 1;
             int status;
             while ((status = claimAndWrite(pub, frameLength, seq)) == TransportStatus.OK) {
@@ -466,11 +463,20 @@ class AeronTransportTest {
             assertEquals(seq, nextExpected.get(), "frames lost (sent " + seq + ", " + sent + " before the stall)");
             assertEquals(0, outOfOrder.get(), "frames out of order or duplicated");
             assertTrue(errors.isEmpty(), errors.toString());
+            assertReceiveCounters(subT, probes.get() + seq - 1, frameLength, refusals.get()); // the probes and frames 1 to seq - 1
             sub.close();
             pub.close();
         } finally {
             CloseHelper.quietCloseAll(pubT, subT, shared);
         }
+    }
+
+    /** Sends probes (sequence -1) until the subscriber's sink has seen one: connected end to end. */
+    private static void probeUntilConnected(final TransportPublication pub, final int frameLength, final AtomicBoolean probeSeen) {
+        Awaitility.await("a probe reached the subscriber").atMost(WAIT).pollInterval(Duration.ofMillis(2)).until(() -> {
+            claimAndWrite(pub, frameLength, -1);
+            return probeSeen.get();
+        });
     }
 
     private static int claimAndWrite(final TransportPublication pub, final int frameLength, final long seq) {
@@ -482,6 +488,14 @@ class AeronTransportTest {
             claim.commit();
         }
         return status;
+    }
+
+    /** The transport's receive counters (added at the end of each poll) catch up with what the sink took and refused. */
+    private static void assertReceiveCounters(final Transport transport, final long frames, final int frameLength, final long refusals) {
+        Awaitility.await("framesReceived reaching the " + frames + " frames the sink took").atMost(WAIT)
+            .until(() -> transport.counters().get("framesReceived"), v -> v == frames);
+        assertEquals(frames * frameLength, transport.counters().get("bytesReceived"), "bytesReceived");
+        assertEquals(refusals, transport.counters().get("receiveBackPressured"), "receiveBackPressured");
     }
 
     @Test
