@@ -91,11 +91,15 @@ final class MessageRing {
     }
 
     /**
-     * As {@link #isEmpty()}, on a {@link ProducerType#SINGLE single}-producer ring's producing thread only. While the
+     * As {@link #isEmpty()}, on a producing thread. On a {@link ProducerType#SINGLE single}-producer ring, while the
      * producer has published nothing since it last found the ring drained, the ring is empty without a look at the
-     * cursor and the consumer's sequence (a chain of dependent loads, at every message of a direct emission).
+     * cursor and the consumer's sequence (a chain of dependent loads, at every message of a direct emission). A
+     * multi-producer ring has no flag (no one producer owns it) and looks every time.
      */
     boolean isDrainedForProducer() {
+        if (!singleProducer) {
+            return isEmpty();
+        }
         if (!inUse) {
             return true;
         }
